@@ -1,0 +1,336 @@
+#include "config_loader.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "../logger.hpp"
+#include "../suggest.hpp"
+#include "config_sources.hpp"
+#include "value_normalizer.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+const KeySpec* find_spec(const SinkSchema& schema, const std::string& name) {
+  for (const KeySpec& k : schema) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> spec_names(const SinkSchema& schema) {
+  std::vector<std::string> out;
+  for (const KeySpec& k : schema) out.push_back(k.name);
+  return out;
+}
+
+// Creates `dir` and proves a file can be written in it.
+std::string check_writable_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot be created: " + ec.message();
+  if (!fs::is_directory(dir, ec)) return "exists but is not a folder";
+  const fs::path probe = fs::path(dir) / (".regiontrace_probe_" + std::to_string(::getpid()));
+  {
+    std::ofstream f(probe);
+    if (!f) return "is not writable";
+  }
+  fs::remove(probe, ec);
+  return {};
+}
+
+class Validator {
+ public:
+  Validator(const ConfigTree& tree, const Environment& env, EffectiveConfig& out,
+            std::vector<std::string>& errors)
+      : tree_(tree), env_(env), out_(out), errors_(errors) {
+    ctx_.rank = out.rank.rank;
+    ctx_.pid = out.pid;
+    ctx_.env = &env;
+  }
+
+  // Validates the keys of one map node against `schema`, records every value
+  // (given or default) in out_.values, and returns the canonical items.
+  std::map<std::string, std::vector<std::string>> section(const std::string& prefix,
+                                                          const SinkSchema& schema,
+                                                          const std::set<std::string>& skip) {
+    std::map<std::string, std::vector<std::string>> values;
+    for (const std::string& key : tree_.keys(prefix)) {
+      if (skip.count(key) != 0) continue;
+      const std::string path = prefix.empty() ? key : prefix + "." + key;
+      if (find_spec(schema, key) == nullptr) {
+        std::vector<std::string> names = spec_names(schema);
+        names.insert(names.end(), skip.begin(), skip.end());
+        errors_.push_back("unknown key `" + path + "` (" + tree_.source(path) + ")" +
+                          did_you_mean(key, names) + "; valid keys here: " + join(names, ", "));
+      }
+    }
+    for (const KeySpec& spec : schema) {
+      const std::string path = prefix.empty() ? spec.name : prefix + "." + spec.name;
+      const ConfigTree::Node* node = tree_.find(path);
+      EffectiveValue ev;
+      ev.key = path;
+      ev.type = spec.type;
+      if (node != nullptr) {
+        ev.source = tree_.source(path);
+        auto items = normalize_value(spec, *node, path, ev.source, ctx_, &errors_);
+        if (!items) continue;
+        ev.items = *items;
+      } else {
+        if (!spec.has_default) continue;
+        ev.source = "default";
+        ev.items = default_items(spec);
+        if (spec.type == KeyType::kPath) {
+          for (std::string& p : ev.items) {
+            auto expanded = expand_placeholders(p, path, ev.source, ctx_, &errors_);
+            if (expanded && !expanded->empty()) {
+              p = fs::absolute(*expanded).lexically_normal().string();
+            }
+          }
+        }
+      }
+      values[spec.name] = ev.items;
+      out_.values.push_back(std::move(ev));
+    }
+    return values;
+  }
+
+  void core() {
+    auto v = section("", core_schema(), {"sinks", "plugins", "include"});
+    out_.output_dir = v["output_dir"].empty() ? "" : v["output_dir"][0];
+    ctx_.output_dir = out_.output_dir;
+    out_.regions = v["regions"];
+    out_.catalogs = v["catalogs"];
+    bool ok = true;
+    out_.log_level = parse_log_level(v["log_level"].empty() ? "info" : v["log_level"][0], &ok);
+    out_.handle_signals = v["handle_signals"].empty() || v["handle_signals"][0] == "true";
+    static const SinkSchema plugins = {
+        KeySpec::list("paths", "", "extra folders (or .so files) to load sinks from")};
+    auto p = section("plugins", plugins, {});
+    out_.plugin_paths = p["paths"];
+    for (const std::string& k : tree_.keys("sinks")) {
+      const ConfigTree::Node* n = tree_.find("sinks." + k);
+      if (n != nullptr && (ConfigTree::is_list(*n) || !n->data().empty())) {
+        errors_.push_back("`sinks." + k + "` (" + tree_.source("sinks." + k) +
+                          ") must be a map of settings (or empty)");
+      }
+    }
+  }
+
+  const ExpansionContext& context() const { return ctx_; }
+
+ private:
+  const ConfigTree& tree_;
+  const Environment& env_;
+  EffectiveConfig& out_;
+  std::vector<std::string>& errors_;
+  ExpansionContext ctx_;
+};
+
+std::vector<std::pair<std::string, std::string>> plugin_search_path(const ConfigTree& tree) {
+  std::vector<std::pair<std::string, std::string>> dirs;
+  if (const ConfigTree::Node* n = tree.find("plugins.paths")) {
+    const std::string src = tree.source("plugins.paths");
+    for (const std::string& d : ConfigTree::items(*n)) dirs.emplace_back(d, src);
+  }
+  const std::string builtin = PluginLoader::builtin_dir();
+  std::error_code ec;
+  if (!builtin.empty() && fs::is_directory(builtin, ec)) dirs.emplace_back(builtin, "built-in sinks");
+  return dirs;
+}
+
+std::vector<std::string> names_of(const std::vector<PluginFile>& files) {
+  std::vector<std::string> out;
+  for (const PluginFile& f : files) {
+    if (!f.sink_name.empty()) out.push_back(f.sink_name);
+  }
+  return out;
+}
+
+ConfigTree merged_tree(const Options& options, const Environment& env, const LoadMode& mode,
+                       std::vector<PluginFile>* plugins, std::vector<std::string>* profiles,
+                       long pid, std::vector<std::string>* errors) {
+  ConfigTree tree;
+  std::vector<std::string> files;
+  if (options.read_environment) files = profiles_from_environment(env);
+  files.insert(files.end(), mode.extra_profiles.begin(), mode.extra_profiles.end());
+  files.insert(files.end(), options.profiles.begin(), options.profiles.end());
+  for (const std::string& f : files) {
+    try {
+      load_profile_file(f, tree);
+    } catch (const Error& e) {
+      errors->push_back(e.what());
+    }
+  }
+  *profiles = files;
+  if (options.read_environment) {
+    apply_core_environment(env, tree, errors);
+    apply_seed_environment(env, pid, tree, errors);
+  }
+  // Programmatic plugin paths count before discovery, like the others.
+  for (const auto& [k, v] : options.values) {
+    if (k == "plugins.paths") tree.set_list(k, split_list(v, ':'), "program");
+  }
+  *plugins = PluginLoader::discover(plugin_search_path(tree), errors);
+  if (options.read_environment) {
+    std::vector<std::string> known = names_of(*plugins);
+    for (const std::string& s : tree.keys("sinks")) known.push_back(s);
+    apply_sink_environment(env, known, tree, errors);
+  }
+  apply_overrides(options.values, tree);
+  return tree;
+}
+
+}  // namespace
+
+const SinkSchema& core_schema() {
+  static const SinkSchema schema = {
+      KeySpec::path("output_dir", "regiontrace_out",
+                    "where sinks write (relative paths are taken from the working folder)"),
+      KeySpec::list("regions", "",
+                    "default region filter of every sink: names, short names or globs; "
+                    "empty = all regions"),
+      KeySpec::list("catalogs", "", "region catalog files (YAML) to load"),
+      KeySpec::one_of("log_level", "info", {"debug", "info", "warn", "error", "off"},
+                      "what regiontrace itself logs to stderr"),
+      KeySpec::boolean("handle_signals", true,
+                       "on SIGINT/SIGTERM, flush and close every sink, then let the signal "
+                       "take its course"),
+  };
+  return schema;
+}
+
+const SinkSchema& common_sink_schema() {
+  static const SinkSchema schema = {
+      KeySpec::boolean("enabled", true, "run this sink"),
+      KeySpec::list("regions", "", "regions this sink sees (default: the top-level `regions`)")
+          .no_default(),
+      KeySpec::int_list("steps", "", "steps this sink sees, e.g. [2, 3] or 10-19; empty = all"),
+      KeySpec::int_list("ranks", "", "ranks this sink runs on; empty = all"),
+      KeySpec::path("output_dir", "", "where this sink writes (default: the top-level output_dir)")
+          .no_default(),
+  };
+  return schema;
+}
+
+ConfigTree build_config_tree(const Options& options, const Environment& env,
+                             const std::vector<std::string>& known_sinks,
+                             std::vector<std::string>* errors) {
+  ConfigTree tree;
+  for (const std::string& f : options.read_environment ? profiles_from_environment(env)
+                                                       : std::vector<std::string>{}) {
+    load_profile_file(f, tree);
+  }
+  for (const std::string& f : options.profiles) load_profile_file(f, tree);
+  if (options.read_environment) {
+    apply_core_environment(env, tree, errors);
+    apply_seed_environment(env, static_cast<long>(::getpid()), tree, errors);
+    apply_sink_environment(env, known_sinks, tree, errors);
+  }
+  apply_overrides(options.values, tree);
+  return tree;
+}
+
+EffectiveConfig load_configuration(const Options& options, const Environment& env,
+                                   const LoadMode& mode) {
+  std::vector<std::string> errors;
+  EffectiveConfig out;
+  out.pid = static_cast<long>(::getpid());
+  out.rank = rank_from_environment(env);
+  const ConfigTree tree =
+      merged_tree(options, env, mode, &out.plugins, &out.profiles, out.pid, &errors);
+
+  Validator v(tree, env, out, errors);
+  v.core();
+
+  const std::vector<std::string> available = names_of(out.plugins);
+  for (const std::string& name : tree.keys("sinks")) {
+    SinkSettings s;
+    s.name = name;
+    const std::string prefix = "sinks." + name;
+    bool enabled = true;
+    if (const ConfigTree::Node* e = tree.find(prefix + ".enabled")) {
+      if (!parse_bool(e->data(), &enabled)) enabled = true;  // reported by section()
+    }
+    s.enabled = enabled;
+    const PluginFile* file = nullptr;
+    for (const PluginFile& f : out.plugins) {
+      if (f.sink_name == name) file = &f;
+    }
+    if (file == nullptr) {
+      if (enabled || mode.load_all_plugins) {
+        errors.push_back("unknown sink `" + name + "` (" + tree.source(prefix) + ")" +
+                         did_you_mean(name, available) + "; available sinks: " +
+                         (available.empty() ? std::string("none found") : join(available, ", ")) +
+                         " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
+                         "built-in folder " + PluginLoader::builtin_dir() + ")");
+      }
+      continue;
+    }
+    if (!enabled && !mode.load_all_plugins) {
+      out.sinks.push_back(std::move(s));
+      continue;
+    }
+    try {
+      s.plugin = &PluginLoader::load(*file);
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      continue;
+    }
+    SinkSchema schema = common_sink_schema();
+    for (const KeySpec& k : s.plugin->schema) {
+      if (find_spec(common_sink_schema(), k.name) != nullptr) {
+        errors.push_back("plugin " + s.plugin->path + " declares key `" + k.name +
+                         "`, which every sink already has");
+        continue;
+      }
+      schema.push_back(k);
+    }
+    auto values = v.section(prefix, schema, {});
+    s.regions = tree.has(prefix + ".regions") ? values["regions"] : out.regions;
+    s.regions_origin = tree.has(prefix + ".regions")
+                           ? "`" + prefix + ".regions` (" + tree.source(prefix + ".regions") + ")"
+                           : "`regions` (" + tree.source("regions") + ")";
+    for (const std::string& n : values["steps"]) s.steps.push_back(std::stoll(n));
+    for (const std::string& n : values["ranks"]) s.ranks.push_back(std::stoll(n));
+    s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
+                           !values["output_dir"][0].empty()
+                       ? values["output_dir"][0]
+                       : out.output_dir;
+    for (const KeySpec& k : s.plugin->schema) {
+      if (values.count(k.name)) s.values[k.name] = values[k.name];
+    }
+    out.sinks.push_back(std::move(s));
+  }
+
+  if (mode.create_output_dirs && errors.empty()) {
+    for (const SinkSettings& s : out.sinks) {
+      if (!s.enabled) continue;
+      const std::string why = check_writable_dir(s.output_dir);
+      if (!why.empty()) {
+        const bool own = tree.has("sinks." + s.name + ".output_dir");
+        const std::string key = own ? "sinks." + s.name + ".output_dir" : "output_dir";
+        errors.push_back("output folder " + s.output_dir + " (`" + key + "`, " +
+                         tree.source(key) + ") " + why);
+      }
+    }
+  }
+  if (!errors.empty()) {
+    std::string msg = errors.size() == 1 ? "configuration error: "
+                                         : std::to_string(errors.size()) + " configuration errors:";
+    if (errors.size() == 1) {
+      msg += errors[0];
+    } else {
+      for (const std::string& e : errors) msg += "\n  - " + e;
+    }
+    throw Error(msg);
+  }
+  return out;
+}
+
+}  // namespace regiontrace::detail

@@ -1,0 +1,34 @@
+// From Options + environment to a validated EffectiveConfig: profiles, then
+// environment, then program overrides; plugins discovered (and loaded for the
+// sinks that run) so their schemas validate their keys.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config_tree.hpp"
+#include "effective_config.hpp"
+#include "regiontrace/regiontrace.hpp"
+
+namespace regiontrace::detail {
+
+struct LoadMode {
+  bool load_all_plugins = false;  // `regiontrace check`: validate disabled sinks too
+  bool create_output_dirs = true;
+  std::vector<std::string> extra_profiles;  // before Options::profiles
+};
+
+// Throws regiontrace::Error listing every problem found, one per line.
+EffectiveConfig load_configuration(const Options& options, const Environment& env,
+                                   const LoadMode& mode = {});
+
+// The merged tree alone (no validation), for tests of the layers.
+ConfigTree build_config_tree(const Options& options, const Environment& env,
+                             const std::vector<std::string>& known_sinks,
+                             std::vector<std::string>* errors);
+
+// Schemas of the core's own keys and of the keys every sink has.
+const SinkSchema& core_schema();
+const SinkSchema& common_sink_schema();
+
+}  // namespace regiontrace::detail

@@ -1,0 +1,64 @@
+// The configuration after merging and validation: typed, defaults filled in,
+// every value with its source. This is what `regiontrace check` prints and
+// what is written next to the outputs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../plugin_loader.hpp"
+#include "../rank_info.hpp"
+#include "regiontrace/sdk/config_schema.hpp"
+#include "regiontrace/sdk/sink_context.hpp"
+
+namespace regiontrace::detail {
+
+struct EffectiveValue {
+  std::string key;  // dotted: "sinks.nvtx.domain"
+  KeyType type = KeyType::kString;
+  std::vector<std::string> items;  // one item for scalars
+  std::string source;
+};
+
+struct SinkSettings {
+  std::string name;
+  bool enabled = true;
+  const LoadedPlugin* plugin = nullptr;  // null when not loaded (disabled sink)
+  std::vector<std::string> regions;
+  std::string regions_origin;  // "sinks.nvtx.regions (profile.yaml:7)"
+  std::vector<long long> steps;
+  std::vector<long long> ranks;
+  std::string output_dir;
+  std::map<std::string, std::vector<std::string>> values;  // the sink's own keys
+};
+
+struct EffectiveConfig {
+  std::vector<std::string> profiles;
+  std::string output_dir;
+  std::vector<std::string> regions;
+  std::vector<std::string> catalogs;
+  std::vector<std::string> plugin_paths;
+  LogLevel log_level = LogLevel::kInfo;
+  bool handle_signals = true;
+  std::vector<SinkSettings> sinks;
+  std::vector<PluginFile> plugins;
+  std::vector<EffectiveValue> values;
+  RankInfo rank;
+  long pid = 0;
+
+  bool any_sink_enabled() const {
+    for (const SinkSettings& s : sinks) {
+      if (s.enabled) return true;
+    }
+    return false;
+  }
+};
+
+// The effective configuration as JSON: {"rank":..., "pid":..., "values":
+// {"key": {"value": ..., "source": "..."}}}.
+std::string effective_config_json(const EffectiveConfig& config);
+// Plain text table, one key a line with its source (for `regiontrace check`).
+std::string effective_config_text(const EffectiveConfig& config);
+
+}  // namespace regiontrace::detail

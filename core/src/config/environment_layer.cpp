@@ -1,0 +1,185 @@
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+
+#include "../suggest.hpp"
+#include "config_sources.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+std::string env_source(const std::string& name) { return "env " + name; }
+
+const std::string* get(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() ? nullptr : &it->second;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The seed's boolean rule: set and not "0" is on.
+bool seed_on(const std::string& v) { return v != "0"; }
+
+}  // namespace
+
+const std::vector<std::string>& core_variable_names() {
+  static const std::vector<std::string> names = {
+      "REGIONTRACE_CONFIG",      "REGIONTRACE_SINKS",     "REGIONTRACE_REGIONS",
+      "REGIONTRACE_OUTPUT_DIR",  "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
+      "REGIONTRACE_HANDLE_SIGNALS"};
+  return names;
+}
+
+const std::vector<std::string>& seed_variable_names() {
+  static const std::vector<std::string> names = {
+      "FASTVIDEO_TORCH_PROFILER_DIR",
+      "FASTVIDEO_TORCH_PROFILE_REGIONS",
+      "FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
+      "FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
+      "FASTVIDEO_TORCH_PROFILER_WITH_STACK",
+      "FASTVIDEO_TORCH_PROFILER_WITH_FLOPS",
+      "FASTVIDEO_NVTX_PROFILE",
+      "FASTVIDEO_TRACE_ACTIVATIONS",
+      "FASTVIDEO_TRACE_LAYERS",
+      "FASTVIDEO_TRACE_STATS",
+      "FASTVIDEO_TRACE_OUTPUT",
+      "FASTVIDEO_TRACE_STEPS"};
+  return names;
+}
+
+std::vector<std::string> profiles_from_environment(const Environment& env) {
+  const std::string* v = get(env, "REGIONTRACE_CONFIG");
+  return v == nullptr ? std::vector<std::string>{} : split_list(*v, ':');
+}
+
+void apply_core_environment(const Environment& env, ConfigTree& tree,
+                            std::vector<std::string>* errors) {
+  (void)errors;  // types are checked at validation, where the source is named
+  if (const std::string* v = get(env, "REGIONTRACE_SINKS")) {
+    const std::vector<std::string> wanted = split_list(*v);
+    // The variable names exactly the sinks that run; a profile's other sinks
+    // keep their settings but stay off.
+    for (const std::string& s : tree.keys("sinks")) {
+      if (std::find(wanted.begin(), wanted.end(), s) == wanted.end()) {
+        tree.set("sinks." + s + ".enabled", "false", env_source("REGIONTRACE_SINKS"));
+      }
+    }
+    for (const std::string& s : wanted) {
+      tree.set("sinks." + s + ".enabled", "true", env_source("REGIONTRACE_SINKS"));
+    }
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_REGIONS")) {
+    tree.set_list("regions", split_list(*v), env_source("REGIONTRACE_REGIONS"));
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_OUTPUT_DIR")) {
+    tree.set("output_dir", *v, env_source("REGIONTRACE_OUTPUT_DIR"));
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_PLUGIN_PATH")) {
+    tree.set_list("plugins.paths", split_list(*v, ':'), env_source("REGIONTRACE_PLUGIN_PATH"));
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_LOG_LEVEL")) {
+    tree.set("log_level", *v, env_source("REGIONTRACE_LOG_LEVEL"));
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_HANDLE_SIGNALS")) {
+    tree.set("handle_signals", *v, env_source("REGIONTRACE_HANDLE_SIGNALS"));
+  }
+}
+
+void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
+                            std::vector<std::string>* errors) {
+  const std::string tp = "sinks.torch_profiler.";
+  if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILER_DIR"); v && !v->empty()) {
+    const std::string src = env_source("FASTVIDEO_TORCH_PROFILER_DIR");
+    if (!std::filesystem::path(*v).is_absolute()) {
+      errors->push_back("FASTVIDEO_TORCH_PROFILER_DIR=`" + *v +
+                        "`: must be an absolute directory path (for example "
+                        "/mnt/traces/fastvideo)");
+    } else {
+      tree.set(tp + "enabled", "true", src);
+      tree.set(tp + "output_dir", *v, src);
+      tree.set(tp + "prefix", "fastvideo", src);
+    }
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILE_REGIONS")) {
+    tree.set_list(tp + "regions", split_list(*v), env_source("FASTVIDEO_TORCH_PROFILE_REGIONS"));
+  }
+  const std::pair<const char*, const char*> knobs[] = {
+      {"FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES", "record_shapes"},
+      {"FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY", "profile_memory"},
+      {"FASTVIDEO_TORCH_PROFILER_WITH_STACK", "with_stack"},
+      {"FASTVIDEO_TORCH_PROFILER_WITH_FLOPS", "with_flops"}};
+  for (const auto& [var, key] : knobs) {
+    if (const std::string* v = get(env, var)) {
+      tree.set(tp + key, seed_on(*v) ? "true" : "false", env_source(var));
+    }
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_NVTX_PROFILE")) {
+    const std::string src = env_source("FASTVIDEO_NVTX_PROFILE");
+    tree.set("sinks.nvtx.enabled", seed_on(*v) ? "true" : "false", src);
+    if (seed_on(*v)) tree.set("sinks.nvtx.prefix", "fastvideo", src);
+  }
+  const std::string at = "sinks.activation_trace.";
+  if (const std::string* v = get(env, "FASTVIDEO_TRACE_ACTIVATIONS")) {
+    tree.set(at + "enabled", seed_on(*v) ? "true" : "false",
+             env_source("FASTVIDEO_TRACE_ACTIVATIONS"));
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_TRACE_LAYERS")) {
+    tree.set(at + "layers", *v, env_source("FASTVIDEO_TRACE_LAYERS"));
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_TRACE_STATS")) {
+    tree.set_list(at + "stats", split_list(*v), env_source("FASTVIDEO_TRACE_STATS"));
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_TRACE_OUTPUT"); v && !v->empty()) {
+    std::string path = *v;
+    for (std::size_t p = path.find("<pid>"); p != std::string::npos; p = path.find("<pid>", p)) {
+      path.replace(p, 5, std::to_string(pid));
+    }
+    tree.set(at + "output", path, env_source("FASTVIDEO_TRACE_OUTPUT"));
+  }
+  if (const std::string* v = get(env, "FASTVIDEO_TRACE_STEPS")) {
+    tree.set_list(at + "steps", split_list(*v), env_source("FASTVIDEO_TRACE_STEPS"));
+  }
+}
+
+void apply_sink_environment(const Environment& env, const std::vector<std::string>& known_sinks,
+                            ConfigTree& tree, std::vector<std::string>* errors) {
+  const std::string prefix = "REGIONTRACE_";
+  const std::vector<std::string>& core = core_variable_names();
+  for (const auto& [name, value] : env) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    if (std::find(core.begin(), core.end(), name) != core.end()) continue;
+    const std::string rest = lower(name.substr(prefix.size()));
+    // Sink names hold underscores too: take the longest sink name that fits.
+    std::string sink;
+    for (const std::string& s : known_sinks) {
+      if (rest.size() > s.size() + 1 && rest.compare(0, s.size(), s) == 0 &&
+          rest[s.size()] == '_' && s.size() > sink.size()) {
+        sink = s;
+      }
+    }
+    if (sink.empty()) {
+      std::vector<std::string> candidates = core;
+      for (const std::string& s : known_sinks) {
+        std::string upper = s;
+        std::transform(upper.begin(), upper.end(), upper.begin(),
+                       [](unsigned char c) { return std::toupper(c); });
+        candidates.push_back(prefix + upper + "_<KEY>");
+      }
+      errors->push_back("environment variable " + name + ": no sink or setting of that name" +
+                        did_you_mean(name, core) + "; valid: " + join(candidates, ", "));
+      continue;
+    }
+    const std::string key = rest.substr(sink.size() + 1);
+    tree.set("sinks." + sink + "." + key, value, env_source(name));
+  }
+}
+
+void apply_overrides(const std::map<std::string, std::string>& values, ConfigTree& tree) {
+  for (const auto& [key, value] : values) tree.set(key, value, "program");
+}
+
+}  // namespace regiontrace::detail

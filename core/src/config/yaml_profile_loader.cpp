@@ -1,0 +1,131 @@
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config_sources.hpp"
+#include "regiontrace/regiontrace.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string at(const std::string& source, const YAML::Node& node) {
+  return source + ":" + std::to_string(node.Mark().line + 1);
+}
+
+void merge_map(const YAML::Node& map, const std::string& prefix, const std::string& source,
+               ConfigTree& tree) {
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) throw Error(at(source, kv.first) + ": keys must be plain names");
+    const std::string name = kv.first.as<std::string>();
+    if (name.empty() || name.find('.') != std::string::npos) {
+      throw Error(at(source, kv.first) + ": key `" + name +
+                  "` is not a plain name (no dots; nest maps instead)");
+    }
+    if (prefix.empty() && name == "include") continue;  // handled before the rest
+    const std::string path = prefix.empty() ? name : prefix + "." + name;
+    const YAML::Node& v = kv.second;
+    const std::string where = at(source, kv.first);
+    if (v.IsMap()) {
+      tree.ensure(path, where);
+      merge_map(v, path, source, tree);
+    } else if (v.IsSequence()) {
+      std::vector<std::string> items;
+      for (const YAML::Node& item : v) {
+        if (!item.IsScalar()) {
+          throw Error(at(source, item) + ": `" + path + "` must be a list of plain values");
+        }
+        items.push_back(item.as<std::string>());
+      }
+      tree.set_list(path, items, where);
+    } else if (v.IsNull()) {
+      tree.ensure(path, where);
+    } else {
+      tree.set(path, v.as<std::string>(), where);
+    }
+  }
+}
+
+void load_node(const YAML::Node& root, const std::string& source, const fs::path& base,
+               ConfigTree& tree, std::vector<std::string>& chain);
+
+void load_file(const std::string& path, ConfigTree& tree, std::vector<std::string>& chain) {
+  std::error_code ec;
+  fs::path abs = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) abs = fs::absolute(path);
+  for (const std::string& c : chain) {
+    if (c == abs.string()) throw Error("profile " + path + " includes itself (through " + chain.front() + ")");
+  }
+  std::ifstream in(abs);
+  if (!in) {
+    throw Error("profile " + path + ": cannot be read (" +
+                (fs::exists(abs) ? "permission denied" : "no such file") + ")");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+  }
+  chain.push_back(abs.string());
+  load_node(root, path, abs.parent_path(), tree, chain);
+  chain.pop_back();
+}
+
+void load_node(const YAML::Node& root, const std::string& source, const fs::path& base,
+               ConfigTree& tree, std::vector<std::string>& chain) {
+  try {
+    if (!root || root.IsNull()) return;
+    if (!root.IsMap()) {
+      throw Error(source + ":" + std::to_string(root.Mark().line + 1) +
+                  ": a profile is a map of settings (output_dir, regions, sinks, ...)");
+    }
+    if (const YAML::Node inc = root["include"]) {
+      std::vector<std::string> files;
+      if (inc.IsScalar()) {
+        files.push_back(inc.as<std::string>());
+      } else if (inc.IsSequence()) {
+        for (const YAML::Node& f : inc) {
+          if (!f.IsScalar()) throw Error(at(source, f) + ": `include` lists file names");
+          files.push_back(f.as<std::string>());
+        }
+      } else {
+        throw Error(at(source, inc) + ": `include` is a file name or a list of them");
+      }
+      for (const std::string& f : files) {
+        const fs::path p = fs::path(f).is_absolute() ? fs::path(f) : base / f;
+        load_file(p.string(), tree, chain);
+      }
+    }
+    merge_map(root, "", source, tree);
+  } catch (const YAML::Exception& e) {
+    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+}  // namespace
+
+void load_profile_file(const std::string& path, ConfigTree& tree) {
+  std::vector<std::string> chain;
+  load_file(path, tree, chain);
+}
+
+void load_profile_text(const std::string& yaml, const std::string& source, ConfigTree& tree) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    throw Error(source + ":" + std::to_string(e.mark.line + 1) + ":" +
+                std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+  }
+  std::vector<std::string> chain;
+  load_node(root, source, fs::current_path(), tree, chain);
+}
+
+}  // namespace regiontrace::detail

@@ -1,0 +1,83 @@
+// One per process: delivers region, step, mark, tensor and snapshot events
+// to the sinks that selected them. Selection (regions, steps; ranks were
+// applied when sinks were built) happens here, once, for all sinks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "regiontrace/sdk/events.hpp"
+#include "routing_table.hpp"
+#include "sink_slot.hpp"
+
+namespace regiontrace::detail {
+
+class ThreadStack;
+struct RegionEntry;
+
+class Dispatcher {
+ public:
+  static Dispatcher& instance();
+
+  // Routes every known region to `slots` and starts delivering. Slots are
+  // kept for the life of the process (sinks are never destroyed: see SinkSlot).
+  void start(std::vector<std::unique_ptr<SinkSlot>> slots);
+  // Stops delivering, then flushes and closes every sink.
+  void stop();
+  // Forked child: forget the parent's sinks without touching their files.
+  void abandon_after_fork();
+  bool running() const { return table_.load(std::memory_order_acquire) != nullptr; }
+  std::vector<const SinkSlot*> running_slots() const;
+
+  std::uint64_t enter(RegionId id);
+  void leave(std::uint64_t token, bool unwinding);
+  // Ends every region still open on the calling thread (thread exit).
+  void close_thread(ThreadStack& stack);
+
+  void set_step(std::int64_t step);
+  std::int64_t step() const { return step_.load(std::memory_order_relaxed); }
+  void mark(std::string_view name);
+  void snapshot(std::string_view reason);
+
+  // Tensors: is any tensor sink inside a selected region on this thread?
+  bool tensor_wanted_here(TensorOrigin origin);
+  void tensor(std::string_view label, const at::Tensor& tensor, TensorOrigin origin,
+              std::string_view op);
+  // core/torch installs its aten-op observer through this switch; it is
+  // turned on while a running sink asks for op outputs.
+  void set_op_observer_switch(void (*fn)(bool on));
+
+ private:
+  Dispatcher() = default;
+  void route_new_region(const RegionEntry& entry);
+  void route_region(RoutingTable& table, const RegionEntry& entry);
+  std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
+                     std::uint64_t token);
+  void pop(ThreadStack& stack, bool unwinding);
+  void recompute_live_locked();
+  template <typename Fn>
+  void deliver(const RoutingTable& table, std::uint64_t mask, const char* callback, Fn&& fn);
+  void fail(SinkSlot& slot, const char* callback, const char* what);
+
+  std::atomic<const RoutingTable*> table_{nullptr};
+  std::atomic<std::uint64_t> enabled_{0};  // running and not failed
+  std::atomic<std::uint64_t> live_{0};     // enabled and the current step selected
+  std::atomic<std::int64_t> step_{kNoStep};
+  std::atomic<std::uint32_t> generation_{0};
+
+  std::mutex control_mutex_;  // start/stop, step masks, failures
+  std::vector<std::unique_ptr<SinkSlot>> slots_;            // running
+  std::vector<std::unique_ptr<SinkSlot>> retired_slots_;    // kept alive, never destroyed
+  std::vector<std::unique_ptr<RoutingTable>> tables_;       // current one is last; all kept
+  void (*op_observer_switch_)(bool) = nullptr;
+  bool op_observer_on_ = false;
+};
+
+ThreadStack* current_thread_stack();
+std::int64_t now_ns();
+
+}  // namespace regiontrace::detail

@@ -1,0 +1,224 @@
+#include "lifecycle.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "config/config_loader.hpp"
+#include "dispatcher.hpp"
+#include "logger.hpp"
+#include "region_registry.hpp"
+#include "regiontrace/detail/tensor_dispatch.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+std::int64_t host_step() { return Dispatcher::instance().step(); }
+const HostApi g_host{&log_from_sink, &now_ns, &host_step};
+
+std::recursive_mutex& lifecycle_mutex() {
+  static std::recursive_mutex* m = new std::recursive_mutex();
+  return *m;
+}
+bool g_starting = false;
+long g_first_pid = 0;
+
+// --- SIGINT/SIGTERM: the handler only writes a byte; a thread of ours does
+// the (not async-signal-safe) flushing, then lets the signal take its course.
+int g_signal_pipe[2] = {-1, -1};
+struct sigaction g_previous[2];
+const int kSignals[2] = {SIGINT, SIGTERM};
+bool g_signals_installed = false;
+
+void on_signal(int signo) {
+  const unsigned char b = static_cast<unsigned char>(signo);
+  ssize_t ignored = ::write(g_signal_pipe[1], &b, 1);
+  (void)ignored;
+}
+
+void restore_signals() {
+  if (!g_signals_installed) return;
+  for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
+  g_signals_installed = false;
+}
+
+void signal_watcher() {
+  unsigned char b = 0;
+  while (::read(g_signal_pipe[0], &b, 1) != 1) {
+  }
+  const int signo = b;
+  log(LogLevel::kInfo, std::string("caught ") + (signo == SIGINT ? "SIGINT" : "SIGTERM") +
+                           ": flushing and closing sinks");
+  regiontrace::shutdown();
+  {
+    std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+    restore_signals();
+  }
+  // The previous disposition (default: terminate) now applies.
+  kill(getpid(), signo);
+}
+
+void install_signals() {
+  if (g_signals_installed) return;
+  if (g_signal_pipe[0] < 0) {
+    if (pipe(g_signal_pipe) != 0) return;
+    std::thread(signal_watcher).detach();
+  }
+  struct sigaction sa {};
+  sa.sa_handler = &on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &sa, &g_previous[i]);
+  g_signals_installed = true;
+}
+
+void at_exit() { regiontrace::shutdown(); }
+
+void in_forked_child() {
+  // The child must never write into its parent's files: forget the parent's
+  // sinks without flushing them. regiontrace::init() starts fresh ones.
+  new (&lifecycle_mutex()) std::recursive_mutex();
+  new (&RegionRegistry::instance().mutex()) std::mutex();
+  Dispatcher::instance().abandon_after_fork();
+  g_tensors_wanted.store(false);
+  g_state.store(kStateOff);
+  if (g_signals_installed) {
+    for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
+    g_signals_installed = false;
+  }
+  g_signal_pipe[0] = g_signal_pipe[1] = -1;  // the watcher thread stayed in the parent
+}
+
+void install_process_hooks() {
+  static bool installed = false;
+  if (installed) return;
+  installed = true;
+  std::atexit(&at_exit);
+  pthread_atfork(nullptr, nullptr, &in_forked_child);
+}
+
+void write_effective_config(const EffectiveConfig& cfg,
+                            const std::vector<std::unique_ptr<SinkSlot>>& slots) {
+  std::set<std::string> dirs;
+  for (const SinkSettings& s : cfg.sinks) {
+    for (const auto& slot : slots) {
+      if (slot->name == s.name) dirs.insert(s.output_dir);
+    }
+  }
+  const std::string json = effective_config_json(cfg);
+  std::string name = "regiontrace_config_rank" + std::to_string(cfg.rank.rank);
+  if (cfg.pid != g_first_pid) name += "_pid" + std::to_string(cfg.pid);
+  name += ".json";
+  for (const std::string& dir : dirs) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream out(path, std::ios::trunc);
+    out << json;
+    if (!out) log(LogLevel::kWarn, "could not write the effective configuration to " + path);
+  }
+}
+
+}  // namespace
+
+void start(const Options& options) {
+  std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+  if (g_starting) return;  // a sink's constructor opened a region
+  if (g_state.load() == kStateOn) {
+    log_once(LogLevel::kInfo, "init-running",
+             "regiontrace::init() while sinks run: keeping the running ones (one profiler per "
+             "process); call shutdown() first to reconfigure");
+    return;
+  }
+  g_starting = true;
+  struct Reset {
+    ~Reset() { g_starting = false; }
+  } reset;
+  if (g_first_pid == 0) g_first_pid = static_cast<long>(getpid());
+  install_process_hooks();
+
+  const EffectiveConfig cfg = load_configuration(options, capture_environment());
+  set_log_level(cfg.log_level);
+  RegionRegistry& registry = RegionRegistry::instance();
+  for (const std::string& c : cfg.catalogs) load_region_catalog_file(c, registry);
+
+  std::vector<std::string> errors;
+  std::vector<std::unique_ptr<SinkSlot>> slots;
+  for (const SinkSettings& s : cfg.sinks) {
+    if (!s.enabled || s.plugin == nullptr) continue;
+    if (!s.ranks.empty() &&
+        std::find(s.ranks.begin(), s.ranks.end(), cfg.rank.rank) == s.ranks.end()) {
+      log(LogLevel::kDebug, "sink `" + s.name + "` does not run on rank " +
+                                std::to_string(cfg.rank.rank));
+      continue;
+    }
+    if (slots.size() == 64) {
+      errors.push_back("more than 64 sinks configured; `" + s.name + "` and later ones ignored");
+      break;
+    }
+    auto slot = std::make_unique<SinkSlot>();
+    slot->index = static_cast<int>(slots.size());
+    slot->name = s.name;
+    slot->plugin_file = s.plugin->path;
+    slot->regions = RegionFilter::compile(s.regions, s.regions_origin, registry, &errors);
+    slot->steps = StepFilter(s.steps);
+    SinkContext ctx(s.name, s.output_dir, cfg.rank.rank, cfg.rank.local_rank, cfg.rank.world_size,
+                    cfg.pid, &g_host);
+    for (const auto& [k, v] : s.values) ctx.set_value(k, v);
+    try {
+      slot->sink = s.plugin->descriptor->create(ctx);
+      slot->interests = slot->sink->interests();
+    } catch (const std::exception& e) {
+      errors.push_back("sink `" + s.name + "` (" + s.plugin->path + ") failed to start: " +
+                       e.what());
+      continue;
+    }
+    slots.push_back(std::move(slot));
+  }
+  if (!errors.empty()) {
+    for (auto& slot : slots) {
+      try {
+        slot->sink->close();
+      } catch (...) {
+      }
+    }
+    std::string msg = "configuration error:";
+    for (const std::string& e : errors) msg += "\n  - " + e;
+    throw Error(msg);
+  }
+  if (slots.empty()) {
+    g_state.store(kStateOff);
+    return;
+  }
+  write_effective_config(cfg, slots);
+  bool tensors = false;
+  std::string names;
+  for (const auto& slot : slots) {
+    tensors = tensors || (slot->interests & (kInterestTensors | kInterestOpOutputs)) != 0;
+    names += (names.empty() ? "" : ", ") + slot->name;
+  }
+  Dispatcher::instance().start(std::move(slots));
+  g_tensors_wanted.store(tensors);
+  if (cfg.handle_signals) install_signals();
+  g_state.store(kStateOn);
+  log(LogLevel::kInfo, "running sinks: " + names + " (rank " + std::to_string(cfg.rank.rank) + ")");
+}
+
+void stop() {
+  std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+  if (g_state.load() != kStateOn) {
+    if (g_state.load() == kStateUninitialized) g_state.store(kStateOff);
+    return;
+  }
+  g_state.store(kStateOff);
+  g_tensors_wanted.store(false);
+  Dispatcher::instance().stop();
+}
+
+}  // namespace regiontrace::detail

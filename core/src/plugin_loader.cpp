@@ -1,0 +1,149 @@
+#include "plugin_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "regiontrace/regiontrace.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kPrefix = "regiontrace_sink_";
+
+struct Cache {
+  std::mutex mutex;
+  std::map<std::string, std::unique_ptr<LoadedPlugin>> by_path;
+  std::vector<boost::dll::shared_library> libraries;  // kept loaded for the process
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+std::string sink_name_from_file(const fs::path& p) {
+  std::string stem = p.filename().string();
+  if (p.extension() != ".so") return {};
+  stem = stem.substr(0, stem.size() - 3);
+  if (stem.rfind("lib", 0) == 0) stem = stem.substr(3);
+  if (stem.rfind(kPrefix, 0) != 0) return {};
+  return stem.substr(std::string(kPrefix).size());
+}
+
+}  // namespace
+
+std::string PluginLoader::builtin_dir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&PluginLoader::builtin_dir), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {};
+  }
+  std::error_code ec;
+  fs::path lib = fs::canonical(info.dli_fname, ec);
+  if (ec) lib = info.dli_fname;
+  return (lib.parent_path() / "regiontrace" / "plugins").string();
+}
+
+std::vector<PluginFile> PluginLoader::discover(
+    const std::vector<std::pair<std::string, std::string>>& dirs,
+    std::vector<std::string>* errors) {
+  std::vector<PluginFile> found;
+  std::map<std::string, std::size_t> by_name;
+  auto add = [&](PluginFile f) {
+    if (!f.sink_name.empty()) {
+      auto it = by_name.find(f.sink_name);
+      if (it != by_name.end()) {
+        std::error_code ec;
+        if (fs::equivalent(found[it->second].path, f.path, ec)) return;
+        errors->push_back("sink `" + f.sink_name + "` is provided twice: " +
+                          found[it->second].path + " (" + found[it->second].origin + ") and " +
+                          f.path + " (" + f.origin + "); remove one of them from the plugin path");
+        return;
+      }
+      by_name[f.sink_name] = found.size();
+    }
+    found.push_back(std::move(f));
+  };
+  for (const auto& [entry, origin] : dirs) {
+    if (entry.empty()) continue;
+    std::error_code ec;
+    const fs::path p(entry);
+    if (p.extension() == ".so") {
+      if (!fs::exists(p, ec)) {
+        errors->push_back("plugin " + entry + " (" + origin + "): no such file");
+        continue;
+      }
+      add(PluginFile{sink_name_from_file(p), fs::absolute(p).string(), origin});
+      continue;
+    }
+    if (!fs::is_directory(p, ec)) {
+      errors->push_back("plugin folder " + entry + " (" + origin + ") does not exist");
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const auto& de : fs::directory_iterator(p, ec)) files.push_back(de.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      const std::string name = sink_name_from_file(f);
+      if (!name.empty()) add(PluginFile{name, fs::absolute(f).string(), origin});
+    }
+  }
+  return found;
+}
+
+const LoadedPlugin& PluginLoader::load(const PluginFile& file) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.by_path.find(file.path);
+  if (it != c.by_path.end()) return *it->second;
+
+  boost::dll::shared_library lib;
+  boost::dll::fs::error_code ec;
+  lib.load(file.path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
+  if (ec) {
+    const char* why = dlerror();
+    throw Error("plugin " + file.path + " (" + file.origin + ") cannot be loaded: " +
+                (why != nullptr ? std::string(why) : ec.message()));
+  }
+  if (!lib.has("regiontrace_plugin_abi_version") || !lib.has("regiontrace_plugin_descriptor")) {
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") is not a regiontrace plugin: it does not export "
+                "regiontrace_plugin_abi_version/regiontrace_plugin_descriptor (a sink is "
+                "exported with REGIONTRACE_SINK_PLUGIN)");
+  }
+  const int abi = lib.get<int()>("regiontrace_plugin_abi_version")();
+  if (abi != kAbiVersion) {
+    throw Error("plugin " + file.path + " was built against regiontrace plugin ABI version " +
+                std::to_string(abi) + ", but this libregiontrace speaks version " +
+                std::to_string(kAbiVersion) + "; rebuild the plugin against this SDK");
+  }
+  const PluginDescriptor* d = lib.get<const PluginDescriptor*()>("regiontrace_plugin_descriptor")();
+  if (d == nullptr || d->sink_name == nullptr || d->create == nullptr) {
+    throw Error("plugin " + file.path + " exports an empty plugin descriptor");
+  }
+  if (!file.sink_name.empty() && file.sink_name != d->sink_name) {
+    throw Error("plugin " + file.path + " is named for sink `" + file.sink_name +
+                "` but exports sink `" + d->sink_name + "`; rename the file or the sink");
+  }
+  auto loaded = std::make_unique<LoadedPlugin>();
+  loaded->sink_name = d->sink_name;
+  loaded->path = file.path;
+  loaded->descriptor = d;
+  try {
+    loaded->schema = d->schema != nullptr ? d->schema() : SinkSchema{};
+  } catch (const std::exception& e) {
+    throw Error("plugin " + file.path + ": its schema() threw: " + e.what());
+  }
+  c.libraries.push_back(std::move(lib));
+  auto& ref = *loaded;
+  c.by_path.emplace(file.path, std::move(loaded));
+  return ref;
+}
+
+}  // namespace regiontrace::detail

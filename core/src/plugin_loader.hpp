@@ -1,0 +1,46 @@
+// Finds sink plugins on disk and loads them with Boost.DLL.
+//
+// A plugin folder holds files named regiontrace_sink_<name>.so, so a sink's
+// name is known without loading it (loading torch_profiler pulls in libtorch:
+// only sinks that run are loaded). A path entry may also name a .so file.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "regiontrace/plugin.hpp"
+
+namespace regiontrace::detail {
+
+struct PluginFile {
+  std::string sink_name;  // empty for an explicit file until it is loaded
+  std::string path;
+  std::string origin;  // which setting named its folder, for messages
+};
+
+struct LoadedPlugin {
+  std::string sink_name;
+  std::string path;
+  const PluginDescriptor* descriptor = nullptr;
+  SinkSchema schema;
+};
+
+class PluginLoader {
+ public:
+  // <folder of libregiontrace.so>/regiontrace/plugins: the built-in sinks,
+  // in the build tree and after `cmake --install` alike.
+  static std::string builtin_dir();
+
+  // `dirs` pairs a folder (or .so file) with the setting that named it.
+  // Missing folders and files, and two files for one sink name, are errors.
+  static std::vector<PluginFile> discover(
+      const std::vector<std::pair<std::string, std::string>>& dirs,
+      std::vector<std::string>* errors);
+
+  // Loads (once per process; never unloaded) and checks the ABI version and
+  // the sink name. Throws regiontrace::Error naming the file and the reason.
+  static const LoadedPlugin& load(const PluginFile& file);
+};
+
+}  // namespace regiontrace::detail

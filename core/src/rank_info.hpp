@@ -1,0 +1,22 @@
+// Who this process is in a distributed run, read from the launcher's
+// environment (torchrun, Open MPI, Slurm). We never start processes.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace regiontrace::detail {
+
+struct RankInfo {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  std::string source = "default";  // which variable gave the rank
+};
+
+using Environment = std::map<std::string, std::string>;
+
+Environment capture_environment();
+RankInfo rank_from_environment(const Environment& env);
+
+}  // namespace regiontrace::detail

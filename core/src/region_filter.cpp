@@ -1,0 +1,80 @@
+#include "region_filter.hpp"
+
+#include <fnmatch.h>
+
+#include "logger.hpp"
+#include "region_registry.hpp"
+#include "suggest.hpp"
+
+namespace regiontrace::detail {
+
+bool is_glob(std::string_view pattern) {
+  return pattern.find_first_of("*?[") != std::string_view::npos;
+}
+
+RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
+                                   const std::string& origin, const RegionRegistry& registry,
+                                   std::vector<std::string>* errors) {
+  RegionFilter f;
+  if (entries.empty()) return f;
+  for (const std::string& e : entries) {
+    if (e == "*") return RegionFilter();
+  }
+  f.everything_ = false;
+  f.short_prefixes_ = registry.short_prefixes();
+
+  std::vector<std::string> known;
+  for (const RegionEntry* e : registry.declared()) known.push_back(e->name);
+  std::vector<std::string> unknown;
+  for (const std::string& raw : entries) {
+    if (raw.empty()) continue;
+    if (is_glob(raw)) {
+      f.globs_.push_back(raw);
+      continue;
+    }
+    auto id = registry.find(raw);
+    if (id) {  // declared, or already registered by use
+      f.exact_.insert(registry.entry(*id).name);
+    } else {
+      unknown.push_back(raw);
+    }
+  }
+  for (const std::string& name : unknown) {
+    log_once(LogLevel::kWarn, "unknown-region:" + origin + ":" + name,
+             "unknown region `" + name + "` in " + origin + did_you_mean(name, known) +
+                 ", ignored. Known regions: " + join(known, ", ") +
+                 ". Declare new ones in a catalog or with RT_DECLARE_REGION, or select them "
+                 "with a glob (`" + name + "*`).");
+  }
+  if (f.exact_.empty() && f.globs_.empty()) {
+    errors->push_back(origin + ": none of the regions named (" + join(entries, ", ") +
+                      ") is a known region, so this selects nothing. Known regions: " +
+                      join(known, ", "));
+  }
+  return f;
+}
+
+bool RegionFilter::matches(std::string_view name) const {
+  if (everything_) return true;
+  const std::string n(name);
+  if (exact_.count(n) != 0) return true;
+  for (const std::string& g : globs_) {
+    if (fnmatch(g.c_str(), n.c_str(), 0) == 0) return true;
+    for (const std::string& prefix : short_prefixes_) {
+      if (n.compare(0, prefix.size(), prefix) == 0 &&
+          fnmatch(g.c_str(), n.c_str() + prefix.size(), 0) == 0) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string RegionFilter::describe() const {
+  if (everything_) return "all regions";
+  std::vector<std::string> parts(exact_.begin(), exact_.end());
+  parts.insert(parts.end(), globs_.begin(), globs_.end());
+  return join(parts, ", ");
+}
+
+}  // namespace regiontrace::detail

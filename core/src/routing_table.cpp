@@ -1,0 +1,29 @@
+#include "routing_table.hpp"
+
+namespace regiontrace::detail {
+
+RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
+                           std::uint32_t generation)
+    : slots_(std::move(slots)),
+      capacity_(capacity),
+      masks_(new std::atomic<std::uint64_t>[capacity]),
+      generation_(generation) {
+  for (std::size_t i = 0; i < capacity_; ++i) masks_[i].store(0, std::memory_order_relaxed);
+  for (const SinkSlot* s : slots_) {
+    const std::uint64_t bit = std::uint64_t{1} << s->index;
+    if (s->regions.everything()) unfiltered_mask |= bit;
+    if (s->interests & kInterestMarks) mark_mask |= bit;
+    if (s->interests & kInterestSteps) step_mask |= bit;
+    if (s->interests & kInterestTensors) tensor_mask |= bit;
+    if (s->interests & kInterestOpOutputs) op_mask |= bit;
+    if (s->interests & kInterestSnapshots) snapshot_mask |= bit;
+  }
+}
+
+std::unique_ptr<RoutingTable> RoutingTable::grown(std::size_t capacity) const {
+  auto t = std::make_unique<RoutingTable>(slots_, capacity, generation_);
+  for (std::size_t i = 0; i < capacity_; ++i) t->set_region_mask(static_cast<RegionId>(i), region_mask(static_cast<RegionId>(i)));
+  return t;
+}
+
+}  // namespace regiontrace::detail

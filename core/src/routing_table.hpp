@@ -1,0 +1,50 @@
+// Region id -> the sinks that want it, plus per-family interest masks.
+//
+// Built once per start-up; afterwards only appended to (a new region gets its
+// mask before its id is handed out), and swapped for a larger copy when the
+// region count outgrows it. Readers on the hot path never lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "regiontrace/sdk/events.hpp"
+#include "sink_slot.hpp"
+
+namespace regiontrace::detail {
+
+class RoutingTable {
+ public:
+  RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity, std::uint32_t generation);
+
+  std::uint64_t region_mask(RegionId id) const {
+    return id < capacity_ ? masks_[id].load(std::memory_order_relaxed) : 0;
+  }
+  void set_region_mask(RegionId id, std::uint64_t mask) {
+    masks_[id].store(mask, std::memory_order_relaxed);
+  }
+  std::size_t capacity() const { return capacity_; }
+  std::unique_ptr<RoutingTable> grown(std::size_t capacity) const;
+
+  const std::vector<SinkSlot*>& slots() const { return slots_; }
+  std::uint32_t generation() const { return generation_; }
+
+  // Sinks with no region filter: they also see marks and tensors outside
+  // every region.
+  std::uint64_t unfiltered_mask = 0;
+  std::uint64_t mark_mask = 0;
+  std::uint64_t step_mask = 0;
+  std::uint64_t tensor_mask = 0;
+  std::uint64_t op_mask = 0;
+  std::uint64_t snapshot_mask = 0;
+
+ private:
+  std::vector<SinkSlot*> slots_;
+  std::size_t capacity_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;
+  std::uint32_t generation_;
+};
+
+}  // namespace regiontrace::detail

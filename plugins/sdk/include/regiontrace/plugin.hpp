@@ -1,0 +1,92 @@
+// regiontrace plugin SDK: write a sink that receives the application's regions.
+//
+// Why: the application marks its phases once (RT_REGION("inference_denoising"));
+// what happens at those marks is chosen per run by loading sinks. A sink is a
+// shared library built against this header only (no link to libregiontrace).
+//
+// The five things you need:
+//
+//   #include <regiontrace/plugin.hpp>
+//
+//   class CsvSink : public regiontrace::Sink {
+//    public:
+//     static regiontrace::SinkSchema schema() {          // 1. declare your keys
+//       return {regiontrace::KeySpec::string("separator", ",", "field separator")};
+//     }
+//     explicit CsvSink(const regiontrace::SinkContext& ctx)   // 2. read them
+//         : out_(ctx.output_path("regions", "csv")), sep_(ctx.get_string("separator")) {}
+//     void on_region_end(const regiontrace::RegionEvent& e) override { ... }  // 3. react
+//     void close() override { ... }                      // 4. finish your files
+//   };
+//   REGIONTRACE_SINK_PLUGIN(CsvSink, "csv")              // 5. export it
+//
+// and build it with CMake:
+//
+//   find_package(RegionTrace REQUIRED)
+//   regiontrace_add_sink(csv SOURCES csv_sink.cpp)
+//
+// It loads when a profile or REGIONTRACE_SINKS names "csv" and its folder is in
+// REGIONTRACE_PLUGIN_PATH. Every sink also gets the common keys `enabled`,
+// `regions`, `steps`, `ranks` and `output_dir`, applied by the host: a sink
+// only sees events it selected.
+//
+// Advanced: interests() asks for tensors (on_tensor), on_region_routed gives
+// per-region facts once, before that region's first event. See sdk/sink.hpp
+// for which thread calls what.
+//
+// ABI: plugins and host must be built with the same compiler ABI and the same
+// kAbiVersion; the loader refuses others with a message naming both versions.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+
+#include "regiontrace/sdk/abi.hpp"
+#include "regiontrace/sdk/config_schema.hpp"
+#include "regiontrace/sdk/events.hpp"
+#include "regiontrace/sdk/sink.hpp"
+#include "regiontrace/sdk/sink_context.hpp"
+
+namespace regiontrace {
+
+// What a plugin exports. Read by the loader only after the ABI version
+// (exported separately, as a plain int) matched.
+struct PluginDescriptor {
+  const char* sink_name;
+  SinkSchema (*schema)();
+  Sink* (*create)(const SinkContext&);  // may throw: a start-up error naming the sink
+};
+
+namespace detail {
+template <typename T, typename = void>
+struct HasSchema : std::false_type {};
+template <typename T>
+struct HasSchema<T, std::void_t<decltype(T::schema())>> : std::true_type {};
+
+template <typename T>
+SinkSchema schema_of() {
+  if constexpr (HasSchema<T>::value) {
+    return T::schema();
+  } else {
+    return {};
+  }
+}
+}  // namespace detail
+
+}  // namespace regiontrace
+
+#define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                                  \
+  static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,                             \
+                #ClassName " must derive from regiontrace::Sink");                             \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() {                  \
+    return ::regiontrace::kAbiVersion;                                                         \
+  }                                                                                            \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace::PluginDescriptor*                  \
+  regiontrace_plugin_descriptor() {                                                            \
+    static const ::regiontrace::PluginDescriptor descriptor{                                   \
+        sink_name_literal, &::regiontrace::detail::schema_of<ClassName>,                       \
+        [](const ::regiontrace::SinkContext& ctx) -> ::regiontrace::Sink* {                    \
+          return new ClassName(ctx);                                                           \
+        }};                                                                                    \
+    return &descriptor;                                                                        \
+  }

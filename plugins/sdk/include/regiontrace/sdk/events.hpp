@@ -1,0 +1,83 @@
+// What a sink is told. Every string_view and pointer in an event is valid only
+// for the duration of the callback: copy what you keep.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+namespace at {
+class Tensor;  // Only sinks that look at tensors include libtorch.
+}
+
+namespace regiontrace {
+
+using RegionId = std::uint32_t;
+
+// `step` in events when the application never called set_step().
+inline constexpr std::int64_t kNoStep = std::numeric_limits<std::int64_t>::min();
+
+// Static facts about a region, handed to a sink once per region before its
+// first event (Sink::on_region_routed), so a sink can precompute per-region
+// state (an NVTX registered string, a colour, a formatted span name).
+struct RegionInfo {
+  RegionId id = 0;
+  std::string_view name;         // the full, registered name
+  std::string_view description;  // from the catalog or RT_DECLARE_REGION, may be empty
+  std::uint32_t color = 0;       // 0xAARRGGBB from the catalog, 0 = none given
+};
+
+struct RegionEvent {
+  RegionId id = 0;
+  std::string_view name;
+  std::string_view path;  // enclosing regions on this thread, outermost first: "outer/inner"
+  int depth = 0;          // 0 for a region opened with nothing open around it
+  std::int64_t step = kNoStep;
+  std::uint64_t thread_id = 0;  // small, stable per-thread number (1, 2, ...)
+  std::int64_t time_ns = 0;     // steady clock (CLOCK_MONOTONIC) in nanoseconds
+  bool unwinding = false;       // end only: the region is left by an exception
+};
+
+struct StepEvent {
+  std::int64_t step = kNoStep;
+  std::int64_t previous = kNoStep;
+  std::uint64_t thread_id = 0;
+  std::int64_t time_ns = 0;
+};
+
+struct MarkEvent {
+  std::string_view name;
+  std::string_view path;  // regions open on the calling thread
+  std::int64_t step = kNoStep;
+  std::uint64_t thread_id = 0;
+  std::int64_t time_ns = 0;
+};
+
+// A request for a memory (or any other) snapshot: regiontrace::snapshot("why").
+struct SnapshotRequest {
+  std::string_view reason;
+  std::string_view path;
+  std::int64_t step = kNoStep;
+  std::uint64_t thread_id = 0;
+  std::int64_t time_ns = 0;
+};
+
+enum class TensorOrigin : std::uint8_t {
+  kObserved,  // regiontrace::observe() or regiontrace::forward()
+  kOpOutput,  // an aten operator's output, seen by the op observer
+};
+
+struct TensorEvent {
+  std::string_view label;   // "out", "out[0]", "out.key"
+  std::string_view module;  // innermost open region ("blocks.3"), empty outside regions
+  std::string_view path;    // all open regions, "inference_denoising/blocks.3"
+  std::string_view op;      // aten op name for kOpOutput, empty otherwise
+  int depth = 0;
+  std::int64_t step = kNoStep;
+  std::uint64_t thread_id = 0;
+  std::int64_t time_ns = 0;
+  TensorOrigin origin = TensorOrigin::kObserved;
+  const at::Tensor* tensor = nullptr;  // never null in a delivered event
+};
+
+}  // namespace regiontrace

@@ -1,0 +1,58 @@
+// The interface a sink implements. All callbacks have empty defaults: override
+// what you need.
+//
+// Threads: region, mark, tensor and snapshot callbacks run synchronously on
+// the application thread that caused them, from many threads at once, so a
+// sink must be thread-safe and should not block (queue work, write on a
+// thread of your own). on_region_end always comes on the thread that got the
+// matching on_region_begin. on_step runs on the thread that called
+// set_step(). on_region_routed runs under the host's registry lock, before
+// the first event for that region, on whichever thread registered it.
+// close() runs once, at shutdown or when the host switches the sink off;
+// callbacks racing with it on other threads may still arrive and should be
+// ignored. An exception thrown from any callback switches the sink off (it
+// is logged once and close() is called); the application and the other
+// sinks go on.
+#pragma once
+
+#include <cstdint>
+
+#include "regiontrace/sdk/events.hpp"
+
+namespace regiontrace {
+
+// Which event families a sink wants. Tensors are delivered only to sinks that
+// ask, which keeps observe() free when nobody does.
+enum Interest : std::uint32_t {
+  kInterestRegions = 1u << 0,    // on_region_begin/end (and on_region_routed)
+  kInterestMarks = 1u << 1,      // on_mark
+  kInterestSteps = 1u << 2,      // on_step
+  kInterestTensors = 1u << 3,    // on_tensor for observe()/forward()
+  kInterestOpOutputs = 1u << 4,  // on_tensor for every aten op output (costly)
+  kInterestSnapshots = 1u << 5,  // on_snapshot_request
+  kInterestDefault = kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots,
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  // Asked once, right after construction.
+  virtual std::uint32_t interests() const { return kInterestDefault; }
+
+  virtual void on_region_routed(const RegionInfo&) {}
+  virtual void on_region_begin(const RegionEvent&) {}
+  virtual void on_region_end(const RegionEvent&) {}
+  virtual void on_step(const StepEvent&) {}
+  virtual void on_mark(const MarkEvent&) {}
+  virtual void on_tensor(const TensorEvent&) {}
+  virtual void on_snapshot_request(const SnapshotRequest&) {}
+
+  // Make what was accepted so far durable (called at step boundaries by
+  // sinks' own choice, and by the host before close()).
+  virtual void flush() {}
+  // Last call: write everything, finish files, stop threads. Idempotent.
+  virtual void close() {}
+};
+
+}  // namespace regiontrace

@@ -1,13 +1,13 @@
 # regiontrace_add_sink(<name> SOURCES <files...>
 #                      [LINK_LIBRARIES <libs...>]
-#                      [OUTPUT_DIRECTORY <dir>] [INSTALL_DESTINATION <dir>])
+#                      [OUTPUT_DIRECTORY <dir>] [INSTALL_DESTINATION <dir>] [NO_INSTALL])
 #
 # Builds the sink plugin regiontrace_sink_<name>.so against RegionTrace::sdk
 # only, with hidden visibility (only the REGIONTRACE_SINK_PLUGIN symbols are
 # exported). Put its folder in REGIONTRACE_PLUGIN_PATH, or install it into
 # <libdir>/regiontrace/plugins to make it a built-in.
 function(regiontrace_add_sink name)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES;LINK_LIBRARIES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES;LINK_LIBRARIES" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "regiontrace_add_sink(${name}): SOURCES is required")
   endif()
@@ -28,6 +28,9 @@ function(regiontrace_add_sink name)
   endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  endif()
+  if(ARG_NO_INSTALL)
+    return()
   endif()
   if(NOT ARG_INSTALL_DESTINATION AND DEFINED REGIONTRACE_SINK_INSTALL_DESTINATION)
     set(ARG_INSTALL_DESTINATION ${REGIONTRACE_SINK_INSTALL_DESTINATION})

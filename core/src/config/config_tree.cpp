@@ -24,7 +24,7 @@ std::vector<std::string> split_list(const std::string& text, char separator) {
 
 void ConfigTree::set(const std::string& path, const std::string& value, const std::string& source) {
   Node& n = root_.put(key(path), value);
-  n.clear();  // a scalar replaces a list given by a lower layer
+  while (!n.empty()) n.pop_back();  // a scalar replaces a list given by a lower layer
   sources_[path] = source;
 }
 

@@ -1,0 +1,84 @@
+// Shared helpers for the test suites: temporary folders, environment guards,
+// reading what sinks wrote, and running code in a child process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "regiontrace/regiontrace.hpp"
+
+namespace regiontrace::test {
+
+// Folder of the test plugins (recorder, noop, ...) in the build tree.
+std::string test_plugin_dir();
+// Folder of the built-in sinks in the build tree.
+std::string builtin_plugin_dir();
+std::string source_dir();
+std::string binary_dir();
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Sets (or unsets, with nullopt) variables for the guard's lifetime.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<std::string, std::optional<std::string>>> vars);
+  ~ScopedEnv();
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// Removes every REGIONTRACE_* and FASTVIDEO_* variable for the guard's life.
+class CleanEnv {
+ public:
+  CleanEnv();
+  ~CleanEnv();
+
+ private:
+  std::map<std::string, std::string> saved_;
+};
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+std::vector<std::string> read_lines(const std::string& path);
+nlohmann::json read_json(const std::string& path);
+std::vector<nlohmann::json> read_jsonl(const std::string& path);
+// Files in `dir` whose name starts with `prefix`, sorted.
+std::vector<std::string> list_files(const std::string& dir, const std::string& prefix = "");
+
+// Options that load the test plugins and run `sinks` (name -> settings).
+Options recorder_options(const std::string& file, std::map<std::string, std::string> extra = {});
+
+struct ChildResult {
+  bool exited = false;
+  int exit_code = -1;
+  int signal = 0;
+};
+// Runs fn in a forked child; fn's return value is the exit code.
+ChildResult run_in_child(const std::function<int()>& fn);
+
+// Runs a shell command, returning exit code and captured stdout+stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+CommandResult run_command(const std::string& command);
+
+}  // namespace regiontrace::test

@@ -23,8 +23,12 @@ void lazy_init() {
   }
 }
 
-std::uint64_t enter(RegionId id) { return Dispatcher::instance().enter(id); }
-void leave(std::uint64_t token, bool unwinding) { Dispatcher::instance().leave(token, unwinding); }
+std::uint64_t enter(RegionId id) {
+  return Dispatcher::instance().enter(id);
+}
+void leave(std::uint64_t token, bool unwinding) {
+  Dispatcher::instance().leave(token, unwinding);
+}
 
 bool tensor_wanted_here(TensorOrigin origin) {
   return Dispatcher::instance().tensor_wanted_here(origin);
@@ -50,9 +54,13 @@ void init(const Options& options) {
   }
 }
 
-void shutdown() { detail::stop(); }
+void shutdown() {
+  detail::stop();
+}
 
-bool enabled() { return detail::g_state.load() == detail::kStateOn; }
+bool enabled() {
+  return detail::g_state.load() == detail::kStateOn;
+}
 
 RegionId region_id(std::string_view name) {
   if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
@@ -66,8 +74,12 @@ RegionId declare_region(std::string_view name, std::string_view description, std
   return detail::RegionRegistry::instance().declare(name, description, color);
 }
 
-void set_step(std::int64_t step) { detail::Dispatcher::instance().set_step(step); }
-std::int64_t step() { return detail::Dispatcher::instance().step(); }
+void set_step(std::int64_t step) {
+  detail::Dispatcher::instance().set_step(step);
+}
+std::int64_t step() {
+  return detail::Dispatcher::instance().step();
+}
 
 void mark(std::string_view name) {
   if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {

@@ -214,9 +214,9 @@ std::uint64_t Dispatcher::push(ThreadStack& stack, const RoutingTable& table, Re
                                std::uint64_t token) {
   std::vector<Frame>& frames = stack.frames();
   const std::uint64_t selected = table.region_mask(id);
-  const std::uint64_t outer =
-      frames.empty() || frames.back().generation != table.generation() ? table.unfiltered_mask
-                                                                        : frames.back().inside;
+  const std::uint64_t outer = frames.empty() || frames.back().generation != table.generation()
+                                  ? table.unfiltered_mask
+                                  : frames.back().inside;
   Frame f;
   f.id = id;
   f.generation = table.generation();
@@ -342,9 +342,9 @@ void Dispatcher::mark(std::string_view name) {
   ThreadStack* stack = current_thread_stack();
   if (t == nullptr || stack == nullptr) return;
   const std::vector<Frame>& frames = stack->frames();
-  const std::uint64_t inside =
-      frames.empty() || frames.back().generation != t->generation() ? t->unfiltered_mask
-                                                                      : frames.back().inside;
+  const std::uint64_t inside = frames.empty() || frames.back().generation != t->generation()
+                                   ? t->unfiltered_mask
+                                   : frames.back().inside;
   const std::uint64_t mask = inside & t->mark_mask & live_.load(std::memory_order_relaxed);
   if (mask == 0) return;
   MarkEvent ev;

@@ -69,10 +69,10 @@ class Dispatcher {
   std::atomic<std::int64_t> step_{kNoStep};
   std::atomic<std::uint32_t> generation_{0};
 
-  std::mutex control_mutex_;  // start/stop, step masks, failures
-  std::vector<std::unique_ptr<SinkSlot>> slots_;            // running
-  std::vector<std::unique_ptr<SinkSlot>> retired_slots_;    // kept alive, never destroyed
-  std::vector<std::unique_ptr<RoutingTable>> tables_;       // current one is last; all kept
+  std::mutex control_mutex_;                              // start/stop, step masks, failures
+  std::vector<std::unique_ptr<SinkSlot>> slots_;          // running
+  std::vector<std::unique_ptr<SinkSlot>> retired_slots_;  // kept alive, never destroyed
+  std::vector<std::unique_ptr<RoutingTable>> tables_;     // current one is last; all kept
   void (*op_observer_switch_)(bool) = nullptr;
   bool op_observer_on_ = false;
 };

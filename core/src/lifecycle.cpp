@@ -21,7 +21,9 @@
 namespace regiontrace::detail {
 namespace {
 
-std::int64_t host_step() { return Dispatcher::instance().step(); }
+std::int64_t host_step() {
+  return Dispatcher::instance().step();
+}
 const HostApi g_host{&log_from_sink, &now_ns, &host_step};
 
 std::recursive_mutex& lifecycle_mutex() {
@@ -80,7 +82,9 @@ void install_signals() {
   g_signals_installed = true;
 }
 
-void at_exit() { regiontrace::shutdown(); }
+void at_exit() {
+  regiontrace::shutdown();
+}
 
 void in_forked_child() {
   // The child must never write into its parent's files: forget the parent's
@@ -154,8 +158,8 @@ void start(const Options& options) {
     if (!s.enabled || s.plugin == nullptr) continue;
     if (!s.ranks.empty() &&
         std::find(s.ranks.begin(), s.ranks.end(), cfg.rank.rank) == s.ranks.end()) {
-      log(LogLevel::kDebug, "sink `" + s.name + "` does not run on rank " +
-                                std::to_string(cfg.rank.rank));
+      log(LogLevel::kDebug,
+          "sink `" + s.name + "` does not run on rank " + std::to_string(cfg.rank.rank));
       continue;
     }
     if (slots.size() == 64) {
@@ -175,8 +179,8 @@ void start(const Options& options) {
       slot->sink = s.plugin->descriptor->create(ctx);
       slot->interests = slot->sink->interests();
     } catch (const std::exception& e) {
-      errors.push_back("sink `" + s.name + "` (" + s.plugin->path + ") failed to start: " +
-                       e.what());
+      errors.push_back("sink `" + s.name + "` (" + s.plugin->path +
+                       ") failed to start: " + e.what());
       continue;
     }
     slots.push_back(std::move(slot));

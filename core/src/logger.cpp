@@ -13,11 +13,16 @@ std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 
 const char* level_word(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warning";
-    case LogLevel::kError: return "error";
-    case LogLevel::kOff: return "";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kOff:
+      return "";
   }
   return "";
 }
@@ -40,8 +45,12 @@ void write_line(LogLevel level, std::string_view who, std::string_view message) 
 
 }  // namespace
 
-void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level)); }
-LogLevel log_level() { return static_cast<LogLevel>(g_level.load()); }
+void set_log_level(LogLevel level) {
+  g_level.store(static_cast<int>(level));
+}
+LogLevel log_level() {
+  return static_cast<LogLevel>(g_level.load());
+}
 
 LogLevel parse_log_level(std::string_view text, bool* ok) {
   *ok = true;

@@ -18,7 +18,11 @@ void log(LogLevel level, std::string_view message);
 void log_once(LogLevel level, const std::string& key, std::string_view message);
 void log_from_sink(LogLevel level, const char* sink_name, const char* message);
 
-inline void warn(std::string_view m) { log(LogLevel::kWarn, m); }
-inline void info(std::string_view m) { log(LogLevel::kInfo, m); }
+inline void warn(std::string_view m) {
+  log(LogLevel::kWarn, m);
+}
+inline void info(std::string_view m) {
+  log(LogLevel::kInfo, m);
+}
 
 }  // namespace regiontrace::detail

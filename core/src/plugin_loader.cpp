@@ -108,8 +108,8 @@ const LoadedPlugin& PluginLoader::load(const PluginFile& file) {
   lib.load(file.path, boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
     const char* why = dlerror();
-    throw Error("plugin " + file.path + " (" + file.origin + ") cannot be loaded: " +
-                (why != nullptr ? std::string(why) : ec.message()));
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") cannot be loaded: " + (why != nullptr ? std::string(why) : ec.message()));
   }
   if (!lib.has("regiontrace_plugin_abi_version") || !lib.has("regiontrace_plugin_descriptor")) {
     throw Error("plugin " + file.path + " (" + file.origin +

@@ -5,6 +5,8 @@
 // only sinks that run are loaded). A path entry may also name a .so file.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,7 +28,7 @@ struct LoadedPlugin {
   SinkSchema schema;
 };
 
-class PluginLoader {
+class REGIONTRACE_INTERNAL PluginLoader {
  public:
   // <folder of libregiontrace.so>/regiontrace/plugins: the built-in sinks,
   // in the build tree and after `cmake --install` alike.

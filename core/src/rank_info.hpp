@@ -2,6 +2,8 @@
 // environment (torchrun, Open MPI, Slurm). We never start processes.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <map>
 #include <string>
 
@@ -16,7 +18,7 @@ struct RankInfo {
 
 using Environment = std::map<std::string, std::string>;
 
-Environment capture_environment();
-RankInfo rank_from_environment(const Environment& env);
+REGIONTRACE_INTERNAL Environment capture_environment();
+REGIONTRACE_INTERNAL RankInfo rank_from_environment(const Environment& env);
 
 }  // namespace regiontrace::detail

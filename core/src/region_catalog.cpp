@@ -12,8 +12,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "regiontrace/regiontrace.hpp"
 #include "region_registry.hpp"
+#include "regiontrace/regiontrace.hpp"
 
 namespace regiontrace::detail {
 namespace {
@@ -57,7 +57,8 @@ void declare_entries(const YAML::Node& list, const std::string& source, RegionRe
 
 bool parse_color(std::string_view text, std::uint32_t* out) {
   if (!text.empty() && text.front() == '#') text.remove_prefix(1);
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+    text.remove_prefix(2);
   if (text.size() != 6) return false;
   std::uint32_t v = 0;
   for (char c : text) {

@@ -24,7 +24,14 @@ RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
   f.short_prefixes_ = registry.short_prefixes();
 
   std::vector<std::string> known;
-  for (const RegionEntry* e : registry.declared()) known.push_back(e->name);
+  std::vector<std::string> spellings;  // long names and their short forms, for suggestions
+  for (const RegionEntry* e : registry.declared()) {
+    known.push_back(e->name);
+    spellings.push_back(e->name);
+    for (const std::string& p : f.short_prefixes_) {
+      if (e->name.rfind(p, 0) == 0) spellings.push_back(e->name.substr(p.size()));
+    }
+  }
   std::vector<std::string> unknown;
   for (const std::string& raw : entries) {
     if (raw.empty()) continue;
@@ -40,16 +47,20 @@ RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
     }
   }
   for (const std::string& name : unknown) {
+    const std::string close = closest_match(name, spellings);
+    const std::string hint =
+        close.empty() ? "" : " (did you mean `" + registry.canonical(close) + "`?)";
     log_once(LogLevel::kWarn, "unknown-region:" + origin + ":" + name,
-             "unknown region `" + name + "` in " + origin + did_you_mean(name, known) +
+             "unknown region `" + name + "` in " + origin + hint +
                  ", ignored. Known regions: " + join(known, ", ") +
                  ". Declare new ones in a catalog or with RT_DECLARE_REGION, or select them "
-                 "with a glob (`" + name + "*`).");
+                 "with a glob (`" +
+                 name + "*`).");
   }
   if (f.exact_.empty() && f.globs_.empty()) {
-    errors->push_back(origin + ": none of the regions named (" + join(entries, ", ") +
-                      ") is a known region, so this selects nothing. Known regions: " +
-                      join(known, ", "));
+    errors->push_back(
+        origin + ": none of the regions named (" + join(entries, ", ") +
+        ") is a known region, so this selects nothing. Known regions: " + join(known, ", "));
   }
   return f;
 }

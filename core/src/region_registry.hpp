@@ -3,6 +3,8 @@
 // never move, so readers on the hot path look them up without a lock.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -27,7 +29,7 @@ struct RegionEntry {
   bool declared = false;    // from a catalog or RT_DECLARE_REGION, not only used
 };
 
-class RegionRegistry {
+class REGIONTRACE_INTERNAL RegionRegistry {
  public:
   static RegionRegistry& instance();
 
@@ -71,11 +73,12 @@ class RegionRegistry {
 
 // Parses a region catalog (YAML) and declares its regions. Throws
 // regiontrace::Error naming `source` and the line.
-void load_region_catalog(const std::string& yaml_text, const std::string& source,
-                         RegionRegistry& registry);
-void load_region_catalog_file(const std::string& path, RegionRegistry& registry);
+REGIONTRACE_INTERNAL void load_region_catalog(const std::string& yaml_text,
+                                              const std::string& source, RegionRegistry& registry);
+REGIONTRACE_INTERNAL void load_region_catalog_file(const std::string& path,
+                                                   RegionRegistry& registry);
 // Parses "#RRGGBB", "0xRRGGBB" or "RRGGBB"; false when it is none of those.
-bool parse_color(std::string_view text, std::uint32_t* out);
+REGIONTRACE_INTERNAL bool parse_color(std::string_view text, std::uint32_t* out);
 
 // The catalogs compiled into the library (config/regions/*.yaml).
 extern const char* const kBuiltinCatalogs[];

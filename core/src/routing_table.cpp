@@ -22,7 +22,8 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
 
 std::unique_ptr<RoutingTable> RoutingTable::grown(std::size_t capacity) const {
   auto t = std::make_unique<RoutingTable>(slots_, capacity, generation_);
-  for (std::size_t i = 0; i < capacity_; ++i) t->set_region_mask(static_cast<RegionId>(i), region_mask(static_cast<RegionId>(i)));
+  for (std::size_t i = 0; i < capacity_; ++i)
+    t->set_region_mask(static_cast<RegionId>(i), region_mask(static_cast<RegionId>(i)));
   return t;
 }
 

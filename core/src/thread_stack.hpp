@@ -27,7 +27,9 @@ class ThreadStack {
 
   std::uint64_t number() const { return number_; }
   std::vector<Frame>& frames() { return frames_; }
-  std::uint64_t next_token() { return (number_ << 40) | (++serial_ & ((std::uint64_t{1} << 40) - 1)); }
+  std::uint64_t next_token() {
+    return (number_ << 40) | (++serial_ & ((std::uint64_t{1} << 40) - 1));
+  }
 
   // "outer/inner" for frames [0, depth).
   std::string_view path(std::size_t depth);

@@ -162,4 +162,9 @@ class RecordingSink : public regiontrace::Sink {
 
 }  // namespace
 
-REGIONTRACE_SINK_PLUGIN(RecordingSink, "recorder")
+// Built twice (recorder, recorder2) so a test can run two sinks with
+// different selections side by side.
+#ifndef RECORDER_NAME
+#define RECORDER_NAME "recorder"
+#endif
+REGIONTRACE_SINK_PLUGIN(RecordingSink, RECORDER_NAME)

@@ -18,10 +18,18 @@ namespace regiontrace::test {
 
 namespace fs = std::filesystem;
 
-std::string test_plugin_dir() { return REGIONTRACE_TEST_PLUGIN_DIR; }
-std::string builtin_plugin_dir() { return REGIONTRACE_BUILTIN_PLUGIN_DIR; }
-std::string source_dir() { return REGIONTRACE_SOURCE_DIR; }
-std::string binary_dir() { return REGIONTRACE_BINARY_DIR; }
+std::string test_plugin_dir() {
+  return REGIONTRACE_TEST_PLUGIN_DIR;
+}
+std::string builtin_plugin_dir() {
+  return REGIONTRACE_BUILTIN_PLUGIN_DIR;
+}
+std::string source_dir() {
+  return REGIONTRACE_SOURCE_DIR;
+}
+std::string binary_dir() {
+  return REGIONTRACE_BINARY_DIR;
+}
 
 TempDir::TempDir() {
   std::string tmpl = (fs::temp_directory_path() / "regiontrace_test_XXXXXX").string();
@@ -98,7 +106,9 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
-nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_file(path)); }
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(read_file(path));
+}
 
 std::vector<nlohmann::json> read_jsonl(const std::string& path) {
   std::vector<nlohmann::json> out;

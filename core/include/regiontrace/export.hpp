@@ -5,3 +5,6 @@
 #else
 #define REGIONTRACE_API __attribute__((visibility("default")))
 #endif
+
+// Internals the regiontrace CLI and tests link against; not a stable API.
+#define REGIONTRACE_INTERNAL REGIONTRACE_API

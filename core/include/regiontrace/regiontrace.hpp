@@ -53,9 +53,9 @@ class Error : public std::runtime_error {
 
 // Programmatic configuration: the highest-precedence layer.
 struct Options {
-  std::vector<std::string> profiles;           // YAML files, after REGIONTRACE_CONFIG's
-  std::map<std::string, std::string> values;   // "sinks.nvtx.domain" -> "train"
-  bool read_environment = true;                // false: ignore REGIONTRACE_* and FASTVIDEO_*
+  std::vector<std::string> profiles;          // YAML files, after REGIONTRACE_CONFIG's
+  std::map<std::string, std::string> values;  // "sinks.nvtx.domain" -> "train"
+  bool read_environment = true;               // false: ignore REGIONTRACE_* and FASTVIDEO_*
 
   Options& set(std::string key, std::string value) {
     values[std::move(key)] = std::move(value);
@@ -160,9 +160,9 @@ decltype(auto) in_region(std::string_view name, Fn&& fn, Args&&... args) {
 #define RT_CONCAT(a, b) RT_CONCAT_INNER(a, b)
 
 // The name is resolved once per call site (a function-local static).
-#define RT_REGION_WITH_COUNTER(name, n)                                        \
-  static const ::regiontrace::RegionId RT_CONCAT(rt_region_id_, n) =         \
-      ::regiontrace::region_id(name);                                          \
+#define RT_REGION_WITH_COUNTER(name, n)                              \
+  static const ::regiontrace::RegionId RT_CONCAT(rt_region_id_, n) = \
+      ::regiontrace::region_id(name);                                \
   const ::regiontrace::Region RT_CONCAT(rt_region_, n)(RT_CONCAT(rt_region_id_, n))
 #define RT_REGION(name) RT_REGION_WITH_COUNTER(name, __COUNTER__)
 

@@ -140,7 +140,8 @@ std::vector<std::pair<std::string, std::string>> plugin_search_path(const Config
   }
   const std::string builtin = PluginLoader::builtin_dir();
   std::error_code ec;
-  if (!builtin.empty() && fs::is_directory(builtin, ec)) dirs.emplace_back(builtin, "built-in sinks");
+  if (!builtin.empty() && fs::is_directory(builtin, ec))
+    dirs.emplace_back(builtin, "built-in sinks");
   return dirs;
 }
 
@@ -222,8 +223,8 @@ ConfigTree build_config_tree(const Options& options, const Environment& env,
                              const std::vector<std::string>& known_sinks,
                              std::vector<std::string>* errors) {
   ConfigTree tree;
-  for (const std::string& f : options.read_environment ? profiles_from_environment(env)
-                                                       : std::vector<std::string>{}) {
+  for (const std::string& f :
+       options.read_environment ? profiles_from_environment(env) : std::vector<std::string>{}) {
     load_profile_file(f, tree);
   }
   for (const std::string& f : options.profiles) load_profile_file(f, tree);
@@ -268,7 +269,8 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
                          did_you_mean(name, available) + "; available sinks: " +
                          (available.empty() ? std::string("none found") : join(available, ", ")) +
                          " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
-                         "built-in folder " + PluginLoader::builtin_dir() + ")");
+                         "built-in folder " +
+                         PluginLoader::builtin_dir() + ")");
       }
       continue;
     }
@@ -315,8 +317,8 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
       if (!why.empty()) {
         const bool own = tree.has("sinks." + s.name + ".output_dir");
         const std::string key = own ? "sinks." + s.name + ".output_dir" : "output_dir";
-        errors.push_back("output folder " + s.output_dir + " (`" + key + "`, " +
-                         tree.source(key) + ") " + why);
+        errors.push_back("output folder " + s.output_dir + " (`" + key + "`, " + tree.source(key) +
+                         ") " + why);
       }
     }
   }

@@ -3,6 +3,8 @@
 // sinks that run) so their schemas validate their keys.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <string>
 #include <vector>
 
@@ -19,16 +21,17 @@ struct LoadMode {
 };
 
 // Throws regiontrace::Error listing every problem found, one per line.
-EffectiveConfig load_configuration(const Options& options, const Environment& env,
-                                   const LoadMode& mode = {});
+REGIONTRACE_INTERNAL EffectiveConfig load_configuration(const Options& options,
+                                                        const Environment& env,
+                                                        const LoadMode& mode = {});
 
 // The merged tree alone (no validation), for tests of the layers.
-ConfigTree build_config_tree(const Options& options, const Environment& env,
-                             const std::vector<std::string>& known_sinks,
-                             std::vector<std::string>* errors);
+REGIONTRACE_INTERNAL ConfigTree build_config_tree(const Options& options, const Environment& env,
+                                                  const std::vector<std::string>& known_sinks,
+                                                  std::vector<std::string>* errors);
 
 // Schemas of the core's own keys and of the keys every sink has.
-const SinkSchema& core_schema();
-const SinkSchema& common_sink_schema();
+REGIONTRACE_INTERNAL const SinkSchema& core_schema();
+REGIONTRACE_INTERNAL const SinkSchema& common_sink_schema();
 
 }  // namespace regiontrace::detail

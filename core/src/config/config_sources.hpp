@@ -3,6 +3,8 @@
 // programmatic overrides. Defaults come from the schemas at validation.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -14,8 +16,9 @@ namespace regiontrace::detail {
 
 // Merges a YAML profile (after the profiles it `include:`s, relative to its
 // folder). Throws regiontrace::Error: file, line, column and the reason.
-void load_profile_file(const std::string& path, ConfigTree& tree);
-void load_profile_text(const std::string& yaml, const std::string& source, ConfigTree& tree);
+REGIONTRACE_INTERNAL void load_profile_file(const std::string& path, ConfigTree& tree);
+REGIONTRACE_INTERNAL void load_profile_text(const std::string& yaml, const std::string& source,
+                                            ConfigTree& tree);
 
 // REGIONTRACE_CONFIG=a.yaml:b.yaml
 std::vector<std::string> profiles_from_environment(const Environment& env);
@@ -33,7 +36,7 @@ void apply_sink_environment(const Environment& env, const std::vector<std::strin
 void apply_overrides(const std::map<std::string, std::string>& values, ConfigTree& tree);
 
 // Variables applied by the functions above, for suggestions.
-const std::vector<std::string>& core_variable_names();
-const std::vector<std::string>& seed_variable_names();
+REGIONTRACE_INTERNAL const std::vector<std::string>& core_variable_names();
+REGIONTRACE_INTERNAL const std::vector<std::string>& seed_variable_names();
 
 }  // namespace regiontrace::detail

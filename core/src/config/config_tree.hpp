@@ -4,6 +4,8 @@
 // as in Boost's own JSON mapping.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <boost/property_tree/ptree.hpp>
 #include <map>
 #include <string>
@@ -11,7 +13,7 @@
 
 namespace regiontrace::detail {
 
-class ConfigTree {
+class REGIONTRACE_INTERNAL ConfigTree {
  public:
   using Node = boost::property_tree::ptree;
 
@@ -39,6 +41,7 @@ class ConfigTree {
   std::map<std::string, std::string> sources_;
 };
 
-std::vector<std::string> split_list(const std::string& text, char separator = ',');
+REGIONTRACE_INTERNAL std::vector<std::string> split_list(const std::string& text,
+                                                         char separator = ',');
 
 }  // namespace regiontrace::detail

@@ -3,6 +3,8 @@
 // what is written next to the outputs.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -57,8 +59,8 @@ struct EffectiveConfig {
 
 // The effective configuration as JSON: {"rank":..., "pid":..., "values":
 // {"key": {"value": ..., "source": "..."}}}.
-std::string effective_config_json(const EffectiveConfig& config);
+REGIONTRACE_INTERNAL std::string effective_config_json(const EffectiveConfig& config);
 // Plain text table, one key a line with its source (for `regiontrace check`).
-std::string effective_config_text(const EffectiveConfig& config);
+REGIONTRACE_INTERNAL std::string effective_config_text(const EffectiveConfig& config);
 
 }  // namespace regiontrace::detail

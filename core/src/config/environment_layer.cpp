@@ -9,7 +9,9 @@
 namespace regiontrace::detail {
 namespace {
 
-std::string env_source(const std::string& name) { return "env " + name; }
+std::string env_source(const std::string& name) {
+  return "env " + name;
+}
 
 const std::string* get(const Environment& env, const std::string& name) {
   auto it = env.find(name);
@@ -22,32 +24,33 @@ std::string lower(std::string s) {
 }
 
 // The seed's boolean rule: set and not "0" is on.
-bool seed_on(const std::string& v) { return v != "0"; }
+bool seed_on(const std::string& v) {
+  return v != "0";
+}
 
 }  // namespace
 
 const std::vector<std::string>& core_variable_names() {
   static const std::vector<std::string> names = {
-      "REGIONTRACE_CONFIG",      "REGIONTRACE_SINKS",     "REGIONTRACE_REGIONS",
-      "REGIONTRACE_OUTPUT_DIR",  "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
+      "REGIONTRACE_CONFIG",        "REGIONTRACE_SINKS",       "REGIONTRACE_REGIONS",
+      "REGIONTRACE_OUTPUT_DIR",    "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
       "REGIONTRACE_HANDLE_SIGNALS"};
   return names;
 }
 
 const std::vector<std::string>& seed_variable_names() {
-  static const std::vector<std::string> names = {
-      "FASTVIDEO_TORCH_PROFILER_DIR",
-      "FASTVIDEO_TORCH_PROFILE_REGIONS",
-      "FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
-      "FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
-      "FASTVIDEO_TORCH_PROFILER_WITH_STACK",
-      "FASTVIDEO_TORCH_PROFILER_WITH_FLOPS",
-      "FASTVIDEO_NVTX_PROFILE",
-      "FASTVIDEO_TRACE_ACTIVATIONS",
-      "FASTVIDEO_TRACE_LAYERS",
-      "FASTVIDEO_TRACE_STATS",
-      "FASTVIDEO_TRACE_OUTPUT",
-      "FASTVIDEO_TRACE_STEPS"};
+  static const std::vector<std::string> names = {"FASTVIDEO_TORCH_PROFILER_DIR",
+                                                 "FASTVIDEO_TORCH_PROFILE_REGIONS",
+                                                 "FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES",
+                                                 "FASTVIDEO_TORCH_PROFILER_WITH_PROFILE_MEMORY",
+                                                 "FASTVIDEO_TORCH_PROFILER_WITH_STACK",
+                                                 "FASTVIDEO_TORCH_PROFILER_WITH_FLOPS",
+                                                 "FASTVIDEO_NVTX_PROFILE",
+                                                 "FASTVIDEO_TRACE_ACTIVATIONS",
+                                                 "FASTVIDEO_TRACE_LAYERS",
+                                                 "FASTVIDEO_TRACE_STATS",
+                                                 "FASTVIDEO_TRACE_OUTPUT",
+                                                 "FASTVIDEO_TRACE_STEPS"};
   return names;
 }
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -87,8 +87,7 @@ std::optional<std::string> expand_placeholders(const std::string& text, const st
       const std::string var = name.substr(4);
       auto it = ctx.env != nullptr ? ctx.env->find(var) : Environment::const_iterator();
       if (ctx.env == nullptr || it == ctx.env->end()) {
-        errors->push_back(where(key, source) + ": `${env:" + var + "}` but " + var +
-                          " is not set");
+        errors->push_back(where(key, source) + ": `${env:" + var + "}` but " + var + " is not set");
         return std::nullopt;
       }
       out += it->second;
@@ -111,12 +110,9 @@ std::vector<std::string> default_items(const KeySpec& spec) {
   return {spec.default_value};
 }
 
-std::optional<std::vector<std::string>> normalize_value(const KeySpec& spec,
-                                                        const ConfigTree::Node& node,
-                                                        const std::string& key,
-                                                        const std::string& source,
-                                                        const ExpansionContext& ctx,
-                                                        std::vector<std::string>* errors) {
+std::optional<std::vector<std::string>> normalize_value(
+    const KeySpec& spec, const ConfigTree::Node& node, const std::string& key,
+    const std::string& source, const ExpansionContext& ctx, std::vector<std::string>* errors) {
   const bool list_type = spec.type == KeyType::kStringList || spec.type == KeyType::kIntList;
   const bool is_list = ConfigTree::is_list(node);
   if (!list_type && is_list) {
@@ -125,12 +121,11 @@ std::optional<std::vector<std::string>> normalize_value(const KeySpec& spec,
     return std::nullopt;
   }
   if (!node.empty() && !is_list) {
-    errors->push_back(where(key, source) + ": expected a " + to_string(spec.type) +
-                      ", got a map");
+    errors->push_back(where(key, source) + ": expected a " + to_string(spec.type) + ", got a map");
     return std::nullopt;
   }
-  std::vector<std::string> raw = list_type ? ConfigTree::items(node)
-                                           : std::vector<std::string>{node.data()};
+  std::vector<std::string> raw =
+      list_type ? ConfigTree::items(node) : std::vector<std::string>{node.data()};
   std::vector<std::string> out;
   const std::size_t errors_before = errors->size();
   for (const std::string& item_raw : raw) {

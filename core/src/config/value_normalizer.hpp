@@ -20,12 +20,9 @@ struct ExpansionContext {
   const Environment* env = nullptr;
 };
 
-std::optional<std::vector<std::string>> normalize_value(const KeySpec& spec,
-                                                        const ConfigTree::Node& node,
-                                                        const std::string& key,
-                                                        const std::string& source,
-                                                        const ExpansionContext& ctx,
-                                                        std::vector<std::string>* errors);
+std::optional<std::vector<std::string>> normalize_value(
+    const KeySpec& spec, const ConfigTree::Node& node, const std::string& key,
+    const std::string& source, const ExpansionContext& ctx, std::vector<std::string>* errors);
 
 // The default of a spec in canonical form (lists split, paths left relative).
 std::vector<std::string> default_items(const KeySpec& spec);

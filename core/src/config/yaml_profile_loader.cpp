@@ -57,7 +57,8 @@ void load_file(const std::string& path, ConfigTree& tree, std::vector<std::strin
   fs::path abs = fs::weakly_canonical(fs::absolute(path), ec);
   if (ec) abs = fs::absolute(path);
   for (const std::string& c : chain) {
-    if (c == abs.string()) throw Error("profile " + path + " includes itself (through " + chain.front() + ")");
+    if (c == abs.string())
+      throw Error("profile " + path + " includes itself (through " + chain.front() + ")");
   }
   std::ifstream in(abs);
   if (!in) {

@@ -75,18 +75,18 @@ SinkSchema schema_of() {
 
 }  // namespace regiontrace
 
-#define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                                  \
-  static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,                             \
-                #ClassName " must derive from regiontrace::Sink");                             \
-  extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() {                  \
-    return ::regiontrace::kAbiVersion;                                                         \
-  }                                                                                            \
-  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace::PluginDescriptor*                  \
-  regiontrace_plugin_descriptor() {                                                            \
-    static const ::regiontrace::PluginDescriptor descriptor{                                   \
-        sink_name_literal, &::regiontrace::detail::schema_of<ClassName>,                       \
-        [](const ::regiontrace::SinkContext& ctx) -> ::regiontrace::Sink* {                    \
-          return new ClassName(ctx);                                                           \
-        }};                                                                                    \
-    return &descriptor;                                                                        \
+#define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                 \
+  static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,            \
+                #ClassName " must derive from regiontrace::Sink");            \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() { \
+    return ::regiontrace::kAbiVersion;                                        \
+  }                                                                           \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace::PluginDescriptor* \
+  regiontrace_plugin_descriptor() {                                           \
+    static const ::regiontrace::PluginDescriptor descriptor{                  \
+        sink_name_literal, &::regiontrace::detail::schema_of<ClassName>,      \
+        [](const ::regiontrace::SinkContext& ctx) -> ::regiontrace::Sink* {   \
+          return new ClassName(ctx);                                          \
+        }};                                                                   \
+    return &descriptor;                                                       \
   }

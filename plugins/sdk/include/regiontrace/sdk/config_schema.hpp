@@ -11,8 +11,8 @@
 namespace regiontrace {
 
 enum class KeyType {
-  kBool,        // true/false, 1/0, yes/no, on/off
-  kInt,         // 64-bit signed
+  kBool,  // true/false, 1/0, yes/no, on/off
+  kInt,   // 64-bit signed
   kDouble,
   kString,
   kPath,        // a file or folder; ${...} expanded; absolute() when `absolute_only`
@@ -96,14 +96,22 @@ using SinkSchema = std::vector<KeySpec>;
 
 inline const char* to_string(KeyType type) {
   switch (type) {
-    case KeyType::kBool: return "bool";
-    case KeyType::kInt: return "int";
-    case KeyType::kDouble: return "double";
-    case KeyType::kString: return "string";
-    case KeyType::kPath: return "path";
-    case KeyType::kEnum: return "enum";
-    case KeyType::kStringList: return "list";
-    case KeyType::kIntList: return "int list";
+    case KeyType::kBool:
+      return "bool";
+    case KeyType::kInt:
+      return "int";
+    case KeyType::kDouble:
+      return "double";
+    case KeyType::kString:
+      return "string";
+    case KeyType::kPath:
+      return "path";
+    case KeyType::kEnum:
+      return "enum";
+    case KeyType::kStringList:
+      return "list";
+    case KeyType::kIntList:
+      return "int list";
   }
   return "?";
 }

@@ -74,7 +74,8 @@ class SinkContext {
   const std::map<std::string, std::vector<std::string>>& values() const { return values_; }
 
   void log(LogLevel level, const std::string& message) const {
-    if (host_ != nullptr && host_->log != nullptr) host_->log(level, sink_name_.c_str(), message.c_str());
+    if (host_ != nullptr && host_->log != nullptr)
+      host_->log(level, sink_name_.c_str(), message.c_str());
   }
   void warn(const std::string& message) const { log(LogLevel::kWarn, message); }
   void info(const std::string& message) const { log(LogLevel::kInfo, message); }

@@ -1,0 +1,121 @@
+// Loading sinks through the real loader, and the errors users see when it
+// cannot: each names the file and why.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "plugin_loader.hpp"
+#include "recorded_events.hpp"
+#include "regiontrace/regiontrace.hpp"
+#include "test_support.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+std::string start_error(const Options& options) {
+  try {
+    init(options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  shutdown();
+  return "no error";
+}
+
+Options with_sink(const std::string& paths, const std::string& sink) {
+  Options o;
+  o.read_environment = false;
+  o.set("plugins.paths", paths);
+  o.set("sinks." + sink + ".enabled", "true");
+  return o;
+}
+
+TEST(PluginLoading, BuiltInFolderSitsNextToTheLibrary) {
+  EXPECT_EQ(std::filesystem::path(detail::PluginLoader::builtin_dir()),
+            std::filesystem::path(builtin_plugin_dir()));
+}
+
+TEST(PluginLoading, DiscoversSinksByFileName) {
+  std::vector<std::string> errors;
+  auto files = detail::PluginLoader::discover({{test_plugin_dir(), "test"}}, &errors);
+  EXPECT_TRUE(errors.empty());
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.sink_name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "recorder"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "noop"), names.end());
+}
+
+TEST(PluginLoading, MissingFolderIsAnError) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink("/nonexistent/plugins", "recorder"));
+  EXPECT_NE(msg.find("plugin folder /nonexistent/plugins (program) does not exist"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PluginLoading, MissingFileIsAnError) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink("/nonexistent/regiontrace_sink_x.so", "x"));
+  EXPECT_NE(msg.find("plugin /nonexistent/regiontrace_sink_x.so (program): no such file"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PluginLoading, ALibraryThatIsNotAPluginIsRefused) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, "not_a_plugin"));
+  EXPECT_NE(msg.find("regiontrace_sink_not_a_plugin.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is not a regiontrace plugin"), std::string::npos) << msg;
+}
+
+TEST(PluginLoading, AnAbiMismatchNamesBothVersions) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, "wrong_abi"));
+  EXPECT_NE(msg.find("regiontrace_sink_wrong_abi.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ABI version " + std::to_string(kAbiVersion + 41)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("speaks version " + std::to_string(kAbiVersion)), std::string::npos) << msg;
+}
+
+TEST(PluginLoading, TwoFilesForOneSinkNameAreAnError) {
+  CleanEnv env;
+  TempDir dir;
+  std::filesystem::copy_file(test_plugin_dir() + "/regiontrace_sink_noop.so",
+                             dir.file("regiontrace_sink_noop.so"));
+  const std::string msg = start_error(with_sink(test_plugin_dir() + ":" + dir.path(), "recorder"));
+  EXPECT_NE(msg.find("sink `noop` is provided twice"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(dir.path()), std::string::npos) << msg;
+}
+
+TEST(PluginLoading, AFileNamedForAnotherSinkIsRefused) {
+  CleanEnv env;
+  TempDir dir;
+  std::filesystem::copy_file(test_plugin_dir() + "/regiontrace_sink_noop.so",
+                             dir.file("regiontrace_sink_renamed.so"));
+  const std::string msg = start_error(with_sink(dir.path(), "renamed"));
+  EXPECT_NE(msg.find("named for sink `renamed` but exports sink `noop`"), std::string::npos) << msg;
+}
+
+TEST(PluginLoading, UnknownSinkSuggestsTheClosestName) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink(test_plugin_dir(), "recordr"));
+  EXPECT_NE(msg.find("unknown sink `recordr`"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean `recorder`?"), std::string::npos) << msg;
+}
+
+TEST(PluginLoading, PluginPathFromTheEnvironment) {
+  CleanEnv env;
+  TempDir dir;
+  ScopedEnv vars({{"REGIONTRACE_PLUGIN_PATH", test_plugin_dir()},
+                  {"REGIONTRACE_SINKS", "recorder"},
+                  {"REGIONTRACE_RECORDER_FILE", dir.file("env.jsonl")},
+                  {"REGIONTRACE_OUTPUT_DIR", dir.path()}});
+  init();
+  EXPECT_TRUE(enabled());
+  { RT_REGION("from_env"); }
+  shutdown();
+  EXPECT_EQ(region_sequence(read_jsonl(dir.file("env.jsonl"))),
+            (std::vector<std::string>{"begin from_env", "end from_env"}));
+}
+
+}  // namespace
+}  // namespace regiontrace::test

@@ -1,0 +1,153 @@
+// Selection is the dispatcher's job, the same for every sink: regions (names,
+// short names, globs), steps, ranks; two sinks with different selections.
+#include <gtest/gtest.h>
+
+#include "recorded_events.hpp"
+#include "regiontrace/regiontrace.hpp"
+#include "test_support.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+void workload() {
+  RT_REGION("model_loading");
+  {
+    RT_REGION("inference_denoising");
+    RT_REGION("blocks.0");
+    mark("inside_blocks");
+  }
+  RT_REGION("blocks.1");
+}
+
+TEST(Selection, RegionFilterByNameShortNameAndGlob) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(recorder_options(file, {{"sinks.recorder.regions", "inference_denoising,blocks.*"}}));
+  workload();
+  shutdown();
+  const auto events = read_jsonl(file);
+  EXPECT_EQ(region_sequence(events),
+            (std::vector<std::string>{"begin profiler_region_inference_denoising", "begin blocks.0",
+                                      "end blocks.0", "end profiler_region_inference_denoising",
+                                      "begin blocks.1", "end blocks.1"}));
+  // Paths still name the unselected outer region.
+  EXPECT_EQ(events_of(events, "begin")[1]["path"],
+            "profiler_region_model_loading/profiler_region_inference_denoising/blocks.0");
+  // Marks reach a filtered sink only inside one of its regions.
+  ASSERT_EQ(events_of(events, "mark").size(), 1u);
+}
+
+TEST(Selection, MisspelledRegionIsWarnedAboutAndIgnored) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  testing::internal::CaptureStderr();
+  init(recorder_options(file, {{"sinks.recorder.regions", "inference_denoising,model_lodaing"}}));
+  const std::string log = testing::internal::GetCapturedStderr();
+  workload();
+  shutdown();
+  EXPECT_NE(log.find("unknown region `model_lodaing`"), std::string::npos) << log;
+  EXPECT_NE(log.find("did you mean `profiler_region_model_loading`"), std::string::npos) << log;
+  EXPECT_NE(log.find("Known regions: "), std::string::npos) << log;
+  EXPECT_EQ(events_of(read_jsonl(file), "begin").size(), 1u);
+}
+
+TEST(Selection, AFilterThatSelectsNothingIsAStartUpError) {
+  CleanEnv env;
+  TempDir dir;
+  testing::internal::CaptureStderr();
+  try {
+    init(recorder_options(dir.file("e.jsonl"), {{"sinks.recorder.regions", "nope,nada"}}));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none of the regions named (nope, nada)"),
+              std::string::npos)
+        << e.what();
+  }
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(enabled());
+}
+
+TEST(Selection, StepFilterSelectsSteps) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(recorder_options(file, {{"sinks.recorder.steps", "1,3-4"}}));
+  for (int s = 0; s < 6; ++s) {
+    set_step(s);
+    RT_REGION("step_region");
+  }
+  shutdown();
+  std::vector<int> steps;
+  for (const auto& e : events_of(read_jsonl(file), "begin")) steps.push_back(e["step"]);
+  EXPECT_EQ(steps, (std::vector<int>{1, 3, 4}));
+}
+
+TEST(Selection, ARegionSpanningAStepChangeStillEnds) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(recorder_options(file, {{"sinks.recorder.steps", "0"}}));
+  set_step(0);
+  {
+    RT_REGION("spans");
+    set_step(1);
+  }
+  shutdown();
+  EXPECT_EQ(region_sequence(read_jsonl(file)),
+            (std::vector<std::string>{"begin spans", "end spans"}));
+}
+
+TEST(Selection, RankFilterKeepsTheSinkOffOnOtherRanks) {
+  CleanEnv env;
+  TempDir dir;
+  {
+    ScopedEnv rank({{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+    init(recorder_options(dir.file("rank1.jsonl"), {{"sinks.recorder.ranks", "0"}}));
+    EXPECT_FALSE(enabled());
+    shutdown();
+  }
+  {
+    ScopedEnv rank({{"RANK", "0"}, {"WORLD_SIZE", "2"}});
+    init(recorder_options(dir.file("rank0.jsonl"), {{"sinks.recorder.ranks", "0"}}));
+    EXPECT_TRUE(enabled());
+    { RT_REGION("on_rank0"); }
+    shutdown();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("rank1.jsonl")));
+  EXPECT_EQ(events_of(read_jsonl(dir.file("rank0.jsonl")), "start")[0]["rank"], 0);
+}
+
+TEST(Selection, TwoSinksWithDifferentFiltersInOneRun) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string a = dir.file("a.jsonl");
+  const std::string b = dir.file("b.jsonl");
+  init(recorder_options(a, {{"sinks.recorder.regions", "blocks.*"},
+                            {"sinks.recorder2.file", b},
+                            {"sinks.recorder2.regions", "model_loading"}}));
+  workload();
+  shutdown();
+  EXPECT_EQ(region_sequence(read_jsonl(a)),
+            (std::vector<std::string>{"begin blocks.0", "end blocks.0", "begin blocks.1",
+                                      "end blocks.1"}));
+  EXPECT_EQ(region_sequence(read_jsonl(b)),
+            (std::vector<std::string>{"begin profiler_region_model_loading",
+                                      "end profiler_region_model_loading"}));
+}
+
+TEST(Selection, RegionsFirstUsedAfterStartUpAreRoutedToo) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(recorder_options(file, {{"sinks.recorder.regions", "late.*"}}));
+  for (int i = 0; i < 300; ++i) {  // more than the first routing table holds
+    Region r("late." + std::to_string(i));
+  }
+  shutdown();
+  EXPECT_EQ(events_of(read_jsonl(file), "begin").size(), 300u);
+}
+
+}  // namespace
+}  // namespace regiontrace::test

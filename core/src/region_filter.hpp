@@ -2,6 +2,8 @@
 // globs, or everything.
 #pragma once
 
+#include "regiontrace/export.hpp"
+
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -11,7 +13,7 @@ namespace regiontrace::detail {
 
 class RegionRegistry;
 
-class RegionFilter {
+class REGIONTRACE_INTERNAL RegionFilter {
  public:
   RegionFilter() = default;  // selects everything
 
@@ -33,6 +35,6 @@ class RegionFilter {
   std::vector<std::string> short_prefixes_;
 };
 
-bool is_glob(std::string_view pattern);
+REGIONTRACE_INTERNAL bool is_glob(std::string_view pattern);
 
 }  // namespace regiontrace::detail

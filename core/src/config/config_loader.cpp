@@ -29,6 +29,19 @@ std::vector<std::string> spec_names(const SinkSchema& schema) {
   return out;
 }
 
+// Proves the nearest existing folder on the way to `dir` is writable,
+// without creating anything.
+std::string probe_writable_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::path p(dir);
+  while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
+  if (p.empty()) return "cannot be created: no existing parent folder";
+  if (!fs::is_directory(p, ec)) return "cannot be created: " + p.string() + " is not a folder";
+  if (::access(p.c_str(), W_OK) != 0)
+    return "cannot be created: " + p.string() + " is not writable";
+  return {};
+}
+
 // Creates `dir` and proves a file can be written in it.
 std::string check_writable_dir(const std::string& dir) {
   std::error_code ec;
@@ -310,10 +323,11 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     out.sinks.push_back(std::move(s));
   }
 
-  if (mode.create_output_dirs && errors.empty()) {
+  if (errors.empty()) {
     for (const SinkSettings& s : out.sinks) {
       if (!s.enabled) continue;
-      const std::string why = check_writable_dir(s.output_dir);
+      const std::string why = mode.create_output_dirs ? check_writable_dir(s.output_dir)
+                                                      : probe_writable_dir(s.output_dir);
       if (!why.empty()) {
         const bool own = tree.has("sinks." + s.name + ".output_dir");
         const std::string key = own ? "sinks." + s.name + ".output_dir" : "output_dir";

@@ -16,7 +16,7 @@ namespace regiontrace::detail {
 
 struct LoadMode {
   bool load_all_plugins = false;  // `regiontrace check`: validate disabled sinks too
-  bool create_output_dirs = true;
+  bool create_output_dirs = true;  // false: only check that they could be created
   std::vector<std::string> extra_profiles;  // before Options::profiles
 };
 

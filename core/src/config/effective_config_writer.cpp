@@ -66,9 +66,9 @@ std::string effective_config_json(const EffectiveConfig& config) {
 }
 
 std::string effective_config_text(const EffectiveConfig& config) {
-  std::size_t width = 0;
-  for (const EffectiveValue& v : config.values) width = std::max(width, v.key.size());
-  std::string out;
+  std::vector<std::string> shown;
+  std::size_t key_width = 0;
+  std::size_t value_width = 0;
   for (const EffectiveValue& v : config.values) {
     std::string value;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
@@ -76,8 +76,16 @@ std::string effective_config_text(const EffectiveConfig& config) {
       value += v.items[i];
     }
     if (v.type == KeyType::kStringList || v.type == KeyType::kIntList) value = "[" + value + "]";
-    out += "  " + v.key + std::string(width - v.key.size() + 2, ' ') + value;
-    out += "    <- " + v.source + "\n";
+    key_width = std::max(key_width, v.key.size());
+    value_width = std::max(value_width, std::min<std::size_t>(value.size(), 60));
+    shown.push_back(std::move(value));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    const EffectiveValue& v = config.values[i];
+    out += "  " + v.key + std::string(key_width - v.key.size() + 2, ' ') + shown[i];
+    out += std::string(shown[i].size() < value_width ? value_width - shown[i].size() : 0, ' ');
+    out += "  <- " + v.source + "\n";
   }
   return out;
 }

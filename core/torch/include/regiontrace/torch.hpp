@@ -65,7 +65,7 @@ inline void observe(std::string_view label, const T& value) {
 // named_modules(prefix=...) gives them. The root itself (whose qualified name
 // is empty) is named `prefix`, or "model" without one. Call it again after
 // building a new model: names are remembered by module address. Thread-safe.
-TORCH_REGIONTRACE_API void name_modules(const torch::nn::Module& model,
+REGIONTRACE_TORCH_API void name_modules(const torch::nn::Module& model,
                                         std::string_view prefix = {});
 template <typename M, typename = std::enable_if_t<!std::is_base_of_v<
                           torch::nn::Module, std::remove_cv_t<std::remove_reference_t<M>>>>>
@@ -74,7 +74,7 @@ void name_modules(const M& model, std::string_view prefix = {}) {
 }
 
 // The name name_modules() gave this module, empty when it has none.
-TORCH_REGIONTRACE_API std::string module_name(const torch::nn::Module& module);
+REGIONTRACE_TORCH_API std::string module_name(const torch::nn::Module& module);
 template <typename M, typename = std::enable_if_t<!std::is_base_of_v<
                           torch::nn::Module, std::remove_cv_t<std::remove_reference_t<M>>>>>
 std::string module_name(const M& module) {
@@ -84,7 +84,7 @@ std::string module_name(const M& module) {
 namespace detail {
 // The region forward() opens for a module: its qualified name, or, for a
 // module name_modules() never saw, its class name (Module::name()).
-TORCH_REGIONTRACE_API RegionId module_region_id(const torch::nn::Module& module);
+REGIONTRACE_TORCH_API RegionId module_region_id(const torch::nn::Module& module);
 
 // A region around one module call, opened only while regiontrace may be on.
 class ModuleRegion {

@@ -1,0 +1,108 @@
+// `regiontrace check`: exit codes and what it prints, on good and bad input,
+// and every shipped profile passes it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_support.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+// Runs the CLI in `dir` with a clean environment plus `vars`.
+CommandResult regiontrace(const std::string& args, const std::string& dir,
+                          const std::string& vars = "") {
+  return run_command("cd " + dir + " && env -u REGIONTRACE_CONFIG -u REGIONTRACE_SINKS " + vars +
+                     " REGIONTRACE_PLUGIN_PATH=" REGIONTRACE_TEST_PLUGIN_DIR_FOR_CLI
+                     " " REGIONTRACE_CLI " " +
+                     args);
+}
+
+TEST(CheckCommand, ValidProfilePrintsValuesSourcesSinksAndRegions) {
+  TempDir dir;
+  write_file(dir.file("p.yaml"),
+             "output_dir: " + dir.file("out") +
+                 "\nsinks:\n  recorder:\n    regions: [model_loading, \"blocks.*\"]\n"
+                 "  recorder2:\n    enabled: false\n");
+  const auto r = regiontrace("check p.yaml", dir.path(), "REGIONTRACE_RECORDER_TENSORS=1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("configuration is valid"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<- p.yaml:1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<- p.yaml:4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sinks.recorder.tensors"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("<- env REGIONTRACE_RECORDER_TENSORS"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recorder: runs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("regions: profiler_region_model_loading"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("recorder2: off"), std::string::npos) << r.output;
+  // check never creates the output folders.
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out")));
+}
+
+TEST(CheckCommand, InvalidProfileListsEveryErrorAndExitsOne) {
+  TempDir dir;
+  write_file(dir.file("bad.yaml"),
+             "log_level: chatty\nsinks:\n  recorder:\n    tensor: true\n    regions: [nope]\n"
+             "  recordr: {}\n");
+  const auto r = regiontrace("check bad.yaml", dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("`log_level` (bad.yaml:1): `chatty` is not one of"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("unknown key `sinks.recorder.tensor` (bad.yaml:4) (did you mean "
+                          "`tensors`?)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("unknown sink `recordr`"), std::string::npos) << r.output;
+}
+
+TEST(CheckCommand, RegionFilterThatSelectsNothingIsInvalid) {
+  TempDir dir;
+  write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [nope]\n");
+  const auto r = regiontrace("check p.yaml", dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown region `nope`"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("selects nothing"), std::string::npos) << r.output;
+}
+
+TEST(CheckCommand, EnvironmentAloneIsChecked) {
+  TempDir dir;
+  const auto r = regiontrace("check", dir.path(), "FASTVIDEO_TORCH_PROFILER_DIR=relative/dir");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("FASTVIDEO_TORCH_PROFILER_DIR=`relative/dir`: must be an absolute"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CheckCommand, JsonOutputParses) {
+  TempDir dir;
+  write_file(dir.file("p.yaml"), "output_dir: /tmp/x\nsinks:\n  recorder: {}\n");
+  const auto r = regiontrace("check --json p.yaml", dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["values"]["output_dir"]["value"], "/tmp/x");
+  EXPECT_EQ(j["sinks"][0], "recorder");
+}
+
+TEST(CheckCommand, UsageErrorsExitTwo) {
+  TempDir dir;
+  EXPECT_EQ(regiontrace("check missing.yaml", dir.path()).exit_code, 2);
+  EXPECT_EQ(regiontrace("check --no-such-flag", dir.path()).exit_code, 2);
+  EXPECT_EQ(regiontrace("", dir.path()).exit_code, 2);
+}
+
+TEST(CheckCommand, EveryShippedProfilePasses) {
+  TempDir dir;
+  const auto profiles = list_files(source_dir() + "/config/profiles");
+  int checked = 0;
+  for (const std::string& p : profiles) {
+    if (p.size() < 5 || p.substr(p.size() - 5) != ".yaml") continue;
+    const auto r = run_command(
+        "cd " + dir.path() +
+        " && env -u REGIONTRACE_CONFIG -u REGIONTRACE_SINKS " REGIONTRACE_CLI " check " + p);
+    EXPECT_EQ(r.exit_code, 0) << p << "\n" << r.output;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no profiles shipped yet";
+}
+
+}  // namespace
+}  // namespace regiontrace::test

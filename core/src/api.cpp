@@ -23,13 +23,6 @@ void lazy_init() {
   }
 }
 
-std::uint64_t enter(RegionId id) {
-  return Dispatcher::instance().enter(id);
-}
-void leave(std::uint64_t token, bool unwinding) {
-  Dispatcher::instance().leave(token, unwinding);
-}
-
 bool tensor_wanted_here(TensorOrigin origin) {
   return Dispatcher::instance().tensor_wanted_here(origin);
 }

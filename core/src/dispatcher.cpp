@@ -7,6 +7,7 @@
 
 #include "logger.hpp"
 #include "region_registry.hpp"
+#include "regiontrace/regiontrace.hpp"
 #include "thread_stack.hpp"
 
 namespace regiontrace::detail {
@@ -59,10 +60,12 @@ ThreadStack* current_thread_stack() {
   return s;
 }
 
-Dispatcher& Dispatcher::instance() {
-  static Dispatcher* d = new Dispatcher();  // never destroyed: see RegionRegistry::instance
-  return *d;
-}
+// Built when the library loads (before any application code can open a
+// region) and never destroyed: regions may run in exit handlers. A plain
+// pointer keeps the hot path free of function-local-static guards.
+Dispatcher* const Dispatcher::instance_ = new Dispatcher();
+
+Dispatcher::Dispatcher() : registry_(&RegionRegistry::instance()) {}
 
 template <typename Fn>
 void Dispatcher::deliver(const RoutingTable& table, std::uint64_t mask, const char* callback,
@@ -210,81 +213,114 @@ std::vector<const SinkSlot*> Dispatcher::running_slots() const {
   return out;
 }
 
-std::uint64_t Dispatcher::push(ThreadStack& stack, const RoutingTable& table, RegionId id,
-                               std::uint64_t token) {
-  std::vector<Frame>& frames = stack.frames();
+// The hot path: push and pop are inlined into enter/leave; building and
+// delivering events is kept out of line so the unrouted case stays a few
+// loads and stores.
+inline std::uint64_t Dispatcher::push(ThreadStack& stack, const RoutingTable& table, RegionId id,
+                                      std::uint64_t token) {
+  if (__builtin_expect(stack.full(), 0)) {
+    log_once(LogLevel::kWarn, "stack-full",
+             "regions nested deeper than " + std::to_string(ThreadStack::kMaxDepth) +
+                 " on one thread; the deeper ones are not recorded");
+    return 0;
+  }
   const std::uint64_t selected = table.region_mask(id);
-  const std::uint64_t outer = frames.empty() || frames.back().generation != table.generation()
+  const std::uint64_t outer = stack.empty() || stack.top().generation != table.generation()
                                   ? table.unfiltered_mask
-                                  : frames.back().inside;
-  Frame f;
+                                  : stack.top().inside;
+  const std::uint64_t delivered =
+      selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
+  Frame& f = stack.push();
   f.id = id;
   f.generation = table.generation();
   f.token = token;
   f.inside = outer | selected;
-  f.delivered = selected & live_.load(std::memory_order_relaxed);
-  frames.push_back(f);
-  if (f.delivered != 0) {
-    RegionEvent ev;
-    ev.id = id;
-    ev.name = RegionRegistry::instance().entry(id).name;
-    ev.depth = static_cast<int>(frames.size()) - 1;
-    ev.path = stack.path(frames.size());
-    ev.step = step_.load(std::memory_order_relaxed);
-    ev.thread_id = stack.number();
-    ev.time_ns = now_ns();
-    deliver(table, f.delivered, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
-  }
-  return token;
+  f.delivered = delivered;
+  if (__builtin_expect(delivered == 0, 1)) return token;
+  deliver_begin(stack, table, f);
+  return token | ThreadStack::kDeliveredBit;
 }
 
-void Dispatcher::pop(ThreadStack& stack, bool unwinding) {
-  std::vector<Frame>& frames = stack.frames();
-  const Frame f = frames.back();
-  const RoutingTable* t = table_.load(std::memory_order_acquire);
-  if (t != nullptr && f.generation == t->generation()) {
-    const std::uint64_t mask = f.delivered & enabled_.load(std::memory_order_relaxed);
-    if (mask != 0) {
-      RegionEvent ev;
-      ev.id = f.id;
-      ev.name = RegionRegistry::instance().entry(f.id).name;
-      ev.depth = static_cast<int>(frames.size()) - 1;
-      ev.path = stack.path(frames.size());
-      ev.step = step_.load(std::memory_order_relaxed);
-      ev.thread_id = stack.number();
-      ev.time_ns = now_ns();
-      ev.unwinding = unwinding;
-      deliver(*t, mask, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
-    }
-  }
-  stack.truncate_path(frames.size() - 1);
-  frames.pop_back();
+void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, const Frame& f) {
+  RegionEvent ev;
+  ev.id = f.id;
+  ev.name = registry_->entry(f.id).name;
+  ev.depth = static_cast<int>(stack.depth()) - 1;
+  ev.path = stack.path(stack.depth());
+  ev.step = step_.load(std::memory_order_relaxed);
+  ev.thread_id = stack.number();
+  ev.time_ns = (f.delivered & table.time_mask) != 0 ? now_ns() : 0;
+  deliver(table, f.delivered, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
 }
 
-std::uint64_t Dispatcher::enter(RegionId id) {
-  ThreadStack* stack = current_thread_stack();
+inline void Dispatcher::pop(ThreadStack& stack, bool unwinding) {
+  if (__builtin_expect(stack.top().delivered != 0, 0)) deliver_end(stack, unwinding);
+  stack.pop();
+}
+
+void Dispatcher::deliver_end(ThreadStack& stack, bool unwinding) {
+  const Frame& f = stack.top();
   const RoutingTable* t = table_.load(std::memory_order_acquire);
-  if (stack == nullptr || t == nullptr) return 0;
+  const std::uint64_t mask = t != nullptr && f.generation == t->generation()
+                                 ? f.delivered & enabled_.load(std::memory_order_relaxed)
+                                 : 0;
+  if (mask == 0) return;
+  RegionEvent ev;
+  ev.id = f.id;
+  ev.name = registry_->entry(f.id).name;
+  ev.depth = static_cast<int>(stack.depth()) - 1;
+  ev.path = stack.path(stack.depth());
+  ev.step = step_.load(std::memory_order_relaxed);
+  ev.thread_id = stack.number();
+  ev.time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
+  ev.unwinding = unwinding;
+  deliver(*t, mask, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
+}
+
+inline std::uint64_t Dispatcher::enter(RegionId id) {
+  ThreadStack* stack = t_stack;
+  if (__builtin_expect(stack == nullptr, 0)) {
+    stack = current_thread_stack();
+    if (stack == nullptr) return 0;
+  }
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t == nullptr) return 0;
   return push(*stack, *t, id, stack->next_token());
 }
 
-void Dispatcher::leave(std::uint64_t token, bool unwinding) {
-  ThreadStack* stack = current_thread_stack();
-  if (stack == nullptr) return;
-  std::vector<Frame>& frames = stack->frames();
-  if (!frames.empty() && frames.back().token == token) {
+inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
+  ThreadStack* stack = t_stack;
+  if (__builtin_expect(stack == nullptr, 0)) {
+    stack = current_thread_stack();  // an end() on a thread that never began one
+    if (stack == nullptr) return;
+  }
+  token &= ~ThreadStack::kDeliveredBit;
+  if (__builtin_expect(!stack->empty() && stack->top().token == token, 1)) {
     pop(*stack, unwinding);
     return;
   }
-  std::size_t index = frames.size();
-  for (std::size_t i = frames.size(); i-- > 0;) {
-    if (frames[i].token == token) {
+  leave_out_of_order(*stack, token, unwinding);
+}
+
+// The exported entry points of <regiontrace/regiontrace.hpp>, here so that
+// enter/leave inline into them.
+std::uint64_t enter(RegionId id) {
+  return Dispatcher::instance().enter(id);
+}
+void leave(std::uint64_t token, bool unwinding) {
+  Dispatcher::instance().leave(token, unwinding);
+}
+
+void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding) {
+  std::uint32_t index = stack.depth();
+  for (std::uint32_t i = stack.depth(); i-- > 0;) {
+    if (stack.at(i).token == token) {
       index = i;
       break;
     }
   }
-  if (index == frames.size()) {
-    if (ThreadStack::thread_of(token) != stack->number()) {
+  if (index == stack.depth()) {
+    if (ThreadStack::thread_of(token) != stack.number()) {
       log_once(LogLevel::kWarn, "end-other-thread",
                "regiontrace::end() was called on another thread than the begin() it ends; "
                "ignored (a region must end on the thread that opened it)");
@@ -294,28 +330,28 @@ void Dispatcher::leave(std::uint64_t token, bool unwinding) {
     }
     return;
   }
-  const RegionRegistry& registry = RegionRegistry::instance();
-  const std::string ended = registry.entry(frames[index].id).name;
-  const std::string inner = registry.entry(frames.back().id).name;
+  const std::string ended = registry_->entry(stack.at(index).id).name;
+  const std::string inner = registry_->entry(stack.top().id).name;
   log_once(LogLevel::kWarn, "out-of-order:" + ended + ":" + inner,
            "region `" + ended + "` ended while `" + inner +
                "`, opened inside it, was still open; the inner regions were closed and "
                "reopened around its end (reported once)");
-  std::vector<Frame> reopen(frames.begin() + static_cast<std::ptrdiff_t>(index) + 1, frames.end());
-  while (frames.size() > index + 1) pop(*stack, false);
-  pop(*stack, unwinding);
+  std::vector<Frame> reopen;
+  for (std::uint32_t i = index + 1; i < stack.depth(); ++i) reopen.push_back(stack.at(i));
+  while (stack.depth() > index + 1) pop(stack, false);
+  pop(stack, unwinding);
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   for (const Frame& f : reopen) {
     if (t != nullptr) {
-      push(*stack, *t, f.id, f.token);
+      push(stack, *t, f.id, f.token);
     } else {
-      frames.push_back(f);
+      stack.push() = f;
     }
   }
 }
 
 void Dispatcher::close_thread(ThreadStack& stack) {
-  while (!stack.frames().empty()) pop(stack, false);
+  while (!stack.empty()) pop(stack, false);
 }
 
 void Dispatcher::set_step(std::int64_t step) {
@@ -333,7 +369,7 @@ void Dispatcher::set_step(std::int64_t step) {
   ev.step = step;
   ev.previous = previous;
   ev.thread_id = stack != nullptr ? stack->number() : 0;
-  ev.time_ns = now_ns();
+  ev.time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
   deliver(*t, mask, "on_step", [&](Sink& s) { s.on_step(ev); });
 }
 
@@ -341,18 +377,17 @@ void Dispatcher::mark(std::string_view name) {
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   ThreadStack* stack = current_thread_stack();
   if (t == nullptr || stack == nullptr) return;
-  const std::vector<Frame>& frames = stack->frames();
-  const std::uint64_t inside = frames.empty() || frames.back().generation != t->generation()
+  const std::uint64_t inside = stack->empty() || stack->top().generation != t->generation()
                                    ? t->unfiltered_mask
-                                   : frames.back().inside;
+                                   : stack->top().inside;
   const std::uint64_t mask = inside & t->mark_mask & live_.load(std::memory_order_relaxed);
   if (mask == 0) return;
   MarkEvent ev;
   ev.name = name;
-  ev.path = stack->path(frames.size());
+  ev.path = stack->path(stack->depth());
   ev.step = step_.load(std::memory_order_relaxed);
   ev.thread_id = stack->number();
-  ev.time_ns = now_ns();
+  ev.time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
   deliver(*t, mask, "on_mark", [&](Sink& s) { s.on_mark(ev); });
 }
 
@@ -364,10 +399,10 @@ void Dispatcher::snapshot(std::string_view reason) {
   if (mask == 0) return;
   SnapshotRequest ev;
   ev.reason = reason;
-  ev.path = stack->path(stack->frames().size());
+  ev.path = stack->path(stack->depth());
   ev.step = step_.load(std::memory_order_relaxed);
   ev.thread_id = stack->number();
-  ev.time_ns = now_ns();
+  ev.time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
   deliver(*t, mask, "on_snapshot_request", [&](Sink& s) { s.on_snapshot_request(ev); });
 }
 
@@ -377,9 +412,8 @@ bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
   if (t == nullptr) return false;
   const std::uint64_t family = origin == TensorOrigin::kOpOutput ? t->op_mask : t->tensor_mask;
   std::uint64_t inside = t->unfiltered_mask;
-  if (stack != nullptr && !stack->frames().empty() &&
-      stack->frames().back().generation == t->generation()) {
-    inside = stack->frames().back().inside;
+  if (stack != nullptr && !stack->empty() && stack->top().generation == t->generation()) {
+    inside = stack->top().inside;
   }
   return (inside & family & live_.load(std::memory_order_relaxed)) != 0;
 }
@@ -389,22 +423,21 @@ void Dispatcher::tensor(std::string_view label, const at::Tensor& tensor, Tensor
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   ThreadStack* stack = current_thread_stack();
   if (t == nullptr || stack == nullptr) return;
-  const std::vector<Frame>& frames = stack->frames();
-  const bool current = !frames.empty() && frames.back().generation == t->generation();
-  const std::uint64_t inside = current ? frames.back().inside : t->unfiltered_mask;
+  const bool current = !stack->empty() && stack->top().generation == t->generation();
+  const std::uint64_t inside = current ? stack->top().inside : t->unfiltered_mask;
   const std::uint64_t family = origin == TensorOrigin::kOpOutput ? t->op_mask : t->tensor_mask;
   const std::uint64_t mask = inside & family & live_.load(std::memory_order_relaxed);
   if (mask == 0) return;
   TensorEvent ev;
   ev.label = label;
-  ev.module = current ? std::string_view(RegionRegistry::instance().entry(frames.back().id).name)
-                      : std::string_view();
-  ev.path = stack->path(frames.size());
+  ev.module =
+      current ? std::string_view(registry_->entry(stack->top().id).name) : std::string_view();
+  ev.path = stack->path(stack->depth());
   ev.op = op;
-  ev.depth = static_cast<int>(frames.size());
+  ev.depth = static_cast<int>(stack->depth());
   ev.step = step_.load(std::memory_order_relaxed);
   ev.thread_id = stack->number();
-  ev.time_ns = now_ns();
+  ev.time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
   ev.origin = origin;
   ev.tensor = &tensor;
   deliver(*t, mask, "on_tensor", [&](Sink& s) { s.on_tensor(ev); });

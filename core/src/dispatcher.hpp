@@ -17,11 +17,13 @@
 namespace regiontrace::detail {
 
 class ThreadStack;
+struct Frame;
+class RegionRegistry;
 struct RegionEntry;
 
 class Dispatcher {
  public:
-  static Dispatcher& instance();
+  static Dispatcher& instance() { return *instance_; }
 
   // Routes every known region to `slots` and starts delivering. Slots are
   // kept for the life of the process (sinks are never destroyed: see SinkSlot).
@@ -52,17 +54,23 @@ class Dispatcher {
   void set_op_observer_switch(void (*fn)(bool on));
 
  private:
-  Dispatcher() = default;
+  Dispatcher();
+  static Dispatcher* const instance_;
   void route_new_region(const RegionEntry& entry);
   void route_region(RoutingTable& table, const RegionEntry& entry);
   std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
                      std::uint64_t token);
   void pop(ThreadStack& stack, bool unwinding);
+  __attribute__((noinline)) void deliver_begin(ThreadStack& stack, const RoutingTable& table,
+                                               const Frame& frame);
+  __attribute__((noinline)) void deliver_end(ThreadStack& stack, bool unwinding);
+  void leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding);
   void recompute_live_locked();
   template <typename Fn>
   void deliver(const RoutingTable& table, std::uint64_t mask, const char* callback, Fn&& fn);
   void fail(SinkSlot& slot, const char* callback, const char* what);
 
+  RegionRegistry* registry_;
   std::atomic<const RoutingTable*> table_{nullptr};
   std::atomic<std::uint64_t> enabled_{0};  // running and not failed
   std::atomic<std::uint64_t> live_{0};     // enabled and the current step selected

@@ -17,6 +17,8 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
     if (s->interests & kInterestTensors) tensor_mask |= bit;
     if (s->interests & kInterestOpOutputs) op_mask |= bit;
     if (s->interests & kInterestSnapshots) snapshot_mask |= bit;
+    if (s->interests & kInterestRegions) region_event_mask |= bit;
+    if (s->interests & kInterestTimestamps) time_mask |= bit;
   }
 }
 

@@ -39,6 +39,8 @@ class RoutingTable {
   std::uint64_t tensor_mask = 0;
   std::uint64_t op_mask = 0;
   std::uint64_t snapshot_mask = 0;
+  std::uint64_t region_event_mask = 0;  // want on_region_begin/end
+  std::uint64_t time_mask = 0;          // want time_ns filled in
 
  private:
   std::vector<SinkSlot*> slots_;

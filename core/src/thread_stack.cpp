@@ -4,25 +4,23 @@
 
 namespace regiontrace::detail {
 
-std::string_view ThreadStack::path(std::size_t depth) {
-  if (depth > frames_.size()) depth = frames_.size();
-  if (path_depth_ < depth) {
+std::string_view ThreadStack::path(std::uint32_t depth) {
+  if (depth > depth_) depth = depth_;
+  if (depth == 0) return {};
+  std::uint32_t valid = 0;
+  while (valid < depth && valid < built_depth_ && built_ids_[valid] == frames_[valid].id) ++valid;
+  if (valid < depth) {
     const RegionRegistry& registry = RegionRegistry::instance();
-    for (std::size_t i = path_depth_; i < depth; ++i) {
+    path_.resize(valid == 0 ? 0 : built_end_[valid - 1]);
+    for (std::uint32_t i = valid; i < depth; ++i) {
       if (i != 0) path_ += '/';
       path_ += registry.entry(frames_[i].id).name;
-      frames_[i].path_end = static_cast<std::uint32_t>(path_.size());
+      built_ids_[i] = frames_[i].id;
+      built_end_[i] = static_cast<std::uint32_t>(path_.size());
     }
-    path_depth_ = depth;
+    built_depth_ = depth;
   }
-  return std::string_view(path_.data(), depth == 0 ? 0 : frames_[depth - 1].path_end);
-}
-
-void ThreadStack::truncate_path(std::size_t depth) {
-  if (path_depth_ > depth) {
-    path_depth_ = depth;
-    path_.resize(depth == 0 ? 0 : frames_[depth - 1].path_end);
-  }
+  return std::string_view(path_.data(), built_end_[depth - 1]);
 }
 
 }  // namespace regiontrace::detail

@@ -1,12 +1,14 @@
 // The regions open on one thread. Frames are pushed for every region while a
-// sink runs (selected or not), so every event knows its depth and path; the
-// path string is only built when an event actually needs it.
+// sink runs (selected or not), so every event knows its depth and path.
+// Pushing and popping touch a fixed array: the unrouted case must cost a few
+// nanoseconds. The path text is built only when an event needs it, and the
+// built prefix is kept across pops, so a loop re-entering the same regions
+// re-uses it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "regiontrace/sdk/events.hpp"
 
@@ -18,32 +20,44 @@ struct Frame {
   std::uint64_t token = 0;
   std::uint64_t delivered = 0;  // sinks that got on_region_begin: they get the end
   std::uint64_t inside = 0;     // sinks with a selected region open at or above this frame
-  std::uint32_t path_end = 0;   // length of `path` up to this frame, once built
 };
 
 class ThreadStack {
  public:
-  explicit ThreadStack(std::uint64_t number) : number_(number) { frames_.reserve(32); }
+  static constexpr std::uint32_t kMaxDepth = 256;
+  // Tokens: thread number above bit 40, a serial below, and this bit when a
+  // sink got the begin (only then does the guard ask about exceptions).
+  static constexpr std::uint64_t kDeliveredBit = std::uint64_t{1} << 63;
+
+  explicit ThreadStack(std::uint64_t number) : number_(number) {}
 
   std::uint64_t number() const { return number_; }
-  std::vector<Frame>& frames() { return frames_; }
+  std::uint32_t depth() const { return depth_; }
+  bool empty() const { return depth_ == 0; }
+  bool full() const { return depth_ == kMaxDepth; }
+  Frame& top() { return frames_[depth_ - 1]; }
+  Frame& at(std::uint32_t i) { return frames_[i]; }
+  Frame& push() { return frames_[depth_++]; }
+  void pop() { --depth_; }
+
   std::uint64_t next_token() {
     return (number_ << 40) | (++serial_ & ((std::uint64_t{1} << 40) - 1));
   }
+  static std::uint64_t thread_of(std::uint64_t token) { return (token & ~kDeliveredBit) >> 40; }
 
   // "outer/inner" for frames [0, depth).
-  std::string_view path(std::size_t depth);
-  // Forget built path text at and above `depth` (frames popped or replaced).
-  void truncate_path(std::size_t depth);
-
-  static std::uint64_t thread_of(std::uint64_t token) { return token >> 40; }
+  std::string_view path(std::uint32_t depth);
 
  private:
   std::uint64_t number_;
   std::uint64_t serial_ = 0;
-  std::vector<Frame> frames_;
+  std::uint32_t depth_ = 0;
+  Frame frames_[kMaxDepth];
+  // path_ holds the names of built_ids_[0, built_depth_), ending at built_end_.
   std::string path_;
-  std::size_t path_depth_ = 0;
+  std::uint32_t built_depth_ = 0;
+  RegionId built_ids_[kMaxDepth];
+  std::uint32_t built_end_[kMaxDepth];
 };
 
 }  // namespace regiontrace::detail

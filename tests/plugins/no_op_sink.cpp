@@ -5,6 +5,10 @@ namespace {
 class NoOpSink : public regiontrace::Sink {
  public:
   explicit NoOpSink(const regiontrace::SinkContext&) {}
+  // Doing nothing, it needs no clock.
+  std::uint32_t interests() const override {
+    return regiontrace::kInterestDefault & ~regiontrace::kInterestTimestamps;
+  }
 };
 }  // namespace
 

@@ -92,6 +92,9 @@ enum : std::uint8_t { kStateUninitialized = 0, kStateOff = 1, kStateOn = 2 };
 extern REGIONTRACE_API std::atomic<std::uint8_t> g_state;
 
 REGIONTRACE_API void lazy_init();
+// Set in a token when a sink got the begin: only then is the end's exception
+// state worth asking for.
+inline constexpr std::uint64_t kTokenDelivered = std::uint64_t{1} << 63;
 // Returns a token (0 = nothing to end).
 REGIONTRACE_API std::uint64_t enter(RegionId id);
 REGIONTRACE_API void leave(std::uint64_t token, bool unwinding);
@@ -111,15 +114,18 @@ class Region {
     }
   }
   ~Region() {
-    if (token_ != 0) detail::leave(token_, std::uncaught_exceptions() > uncaught_);
+    if (token_ != 0) {
+      detail::leave(token_, (token_ & detail::kTokenDelivered) != 0 &&
+                                std::uncaught_exceptions() > uncaught_);
+    }
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
  private:
   void open(RegionId id) {
-    uncaught_ = std::uncaught_exceptions();
     token_ = detail::enter(id);
+    if ((token_ & detail::kTokenDelivered) != 0) uncaught_ = std::uncaught_exceptions();
   }
   std::uint64_t token_ = 0;
   int uncaught_ = 0;

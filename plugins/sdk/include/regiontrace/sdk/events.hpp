@@ -34,7 +34,7 @@ struct RegionEvent {
   int depth = 0;          // 0 for a region opened with nothing open around it
   std::int64_t step = kNoStep;
   std::uint64_t thread_id = 0;  // small, stable per-thread number (1, 2, ...)
-  std::int64_t time_ns = 0;     // steady clock (CLOCK_MONOTONIC) in nanoseconds
+  std::int64_t time_ns = 0;     // CLOCK_MONOTONIC ns; 0 unless some sink asked kInterestTimestamps
   bool unwinding = false;       // end only: the region is left by an exception
 };
 

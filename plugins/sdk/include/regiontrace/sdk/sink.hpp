@@ -30,7 +30,12 @@ enum Interest : std::uint32_t {
   kInterestTensors = 1u << 3,    // on_tensor for observe()/forward()
   kInterestOpOutputs = 1u << 4,  // on_tensor for every aten op output (costly)
   kInterestSnapshots = 1u << 5,  // on_snapshot_request
-  kInterestDefault = kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots,
+  // Events carry time_ns (0 otherwise). Reading the clock is the largest cost
+  // of a routed region on some machines (a trapped rdtsc in a VM costs
+  // ~100 ns): sinks whose tool keeps its own time (NVTX) should leave it out.
+  kInterestTimestamps = 1u << 6,
+  kInterestDefault =
+      kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots | kInterestTimestamps,
 };
 
 class Sink {

@@ -86,6 +86,19 @@ void at_exit() {
   regiontrace::shutdown();
 }
 
+void close_quietly(SinkSlot& slot) {
+  try {
+    slot.sink->close();
+  } catch (...) {
+  }
+}
+
+// Sinks are never destroyed (see SinkSlot); ones that never ran wait here.
+std::vector<std::unique_ptr<SinkSlot>>& idle_slots() {
+  static auto* slots = new std::vector<std::unique_ptr<SinkSlot>>();
+  return *slots;
+}
+
 void in_forked_child() {
   // The child must never write into its parent's files: forget the parent's
   // sinks without flushing them. regiontrace::init() starts fresh ones.
@@ -183,15 +196,18 @@ void start(const Options& options) {
                        ") failed to start: " + e.what());
       continue;
     }
+    if (slot->interests == 0) {
+      // The sink has nothing to do in this process (e.g. nvtx with no tool
+      // attached): leaving it out keeps regions on the disabled fast path.
+      log(LogLevel::kInfo, "sink `" + s.name + "` asked for no events; not started");
+      close_quietly(*slot);
+      idle_slots().push_back(std::move(slot));
+      continue;
+    }
     slots.push_back(std::move(slot));
   }
   if (!errors.empty()) {
-    for (auto& slot : slots) {
-      try {
-        slot->sink->close();
-      } catch (...) {
-      }
-    }
+    for (auto& slot : slots) close_quietly(*slot);
     std::string msg = "configuration error:";
     for (const std::string& e : errors) msg += "\n  - " + e;
     throw Error(msg);

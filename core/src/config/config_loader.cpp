@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -193,7 +194,9 @@ ConfigTree merged_tree(const Options& options, const Environment& env, const Loa
   *plugins = PluginLoader::discover(plugin_search_path(tree), errors);
   if (options.read_environment) {
     std::vector<std::string> known = names_of(*plugins);
-    for (const std::string& s : tree.keys("sinks")) known.push_back(s);
+    for (const std::string& s : tree.keys("sinks")) {
+      if (std::find(known.begin(), known.end(), s) == known.end()) known.push_back(s);
+    }
     apply_sink_environment(env, known, tree, errors);
   }
   apply_overrides(options.values, tree);

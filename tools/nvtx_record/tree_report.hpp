@@ -1,0 +1,17 @@
+// A RangeForest as text for people (an indented tree with count, total,
+// average, min and max per range) or as JSON for programs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "range_tree.hpp"
+
+namespace regiontrace::nvtx_record {
+
+std::string text_report(const RangeForest& forest);
+std::string json_report(const RangeForest& forest);
+// "850 ns", "12.40 us", "3.21 ms", "1.250 s".
+std::string format_duration(std::int64_t ns);
+
+}  // namespace regiontrace::nvtx_record

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Everything CI runs: install, build, the whole ctest suite, then the core
+# suite again under AddressSanitizer+UBSan and ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+bash scripts/build.sh
+(cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+
+# Sanitizers: the core alone (no libtorch, whose prebuilt libraries are not
+# instrumented), with the test plugins.
+for sanitizer in address thread; do
+  dir=build-$sanitizer
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=$sanitizer \
+    -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
+    -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests
+  (cd "$dir" && ctest --output-on-failure -j"$(nproc)" -L core -E out_of_tree)
+done

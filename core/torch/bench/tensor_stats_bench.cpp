@@ -86,8 +86,18 @@ void BM_EmptyLoop(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Fused)->Arg(0)->Arg(1)->ArgName("bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_SumPass)->Arg(0)->Arg(1)->ArgName("bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_PerStatistic)->Arg(0)->Arg(1)->ArgName("bf16")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SumPass)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("bf16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_PerStatistic)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("bf16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_ObserveNoListener);
 BENCHMARK(BM_EmptyLoop);
 
@@ -121,14 +131,16 @@ int main(int argc, char** argv) {
     if (fused <= 0 || sum <= 0 || per <= 0) continue;
     std::printf("%s: fused %.2f ms, sum() %.2f ms, per-statistic %.2f ms\n", k[0], fused / 1e6,
                 sum / 1e6, per / 1e6);
-    std::printf("%s: fused / sum() = %.2fx (target <= 2x); per-statistic / fused = %.1fx "
-                "(target >= 10x); per-statistic / sum() = %.1fx\n",
-                k[0], fused / sum, per / fused, per / sum);
+    std::printf(
+        "%s: fused / sum() = %.2fx (target <= 2x); per-statistic / fused = %.1fx "
+        "(target >= 10x); per-statistic / sum() = %.1fx\n",
+        k[0], fused / sum, per / fused, per / sum);
   }
   const double observe = ns["BM_ObserveNoListener"], empty = ns["BM_EmptyLoop"];
   if (observe > 0) {
-    std::printf("observe() with no listener: %.2f ns per call (empty loop %.2f ns; target <= 2 ns)\n",
-                observe, empty);
+    std::printf(
+        "observe() with no listener: %.2f ns per call (empty loop %.2f ns; target <= 2 ns)\n",
+        observe, empty);
   }
   return 0;
 }

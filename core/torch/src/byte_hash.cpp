@@ -14,7 +14,9 @@ constexpr std::uint64_t kP2 = 0xC2B2AE3D27D4EB4Full;
 constexpr std::uint64_t kP3 = 0x165667B19E3779F9ull;
 constexpr std::uint64_t kP4 = 0x85EBCA77C2B2AE63ull;
 
-inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline std::uint64_t rotl(std::uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
 inline std::uint64_t round(std::uint64_t acc, std::uint64_t word) {
   return rotl(acc + word * kP2, 31) * kP1;
 }

@@ -1,7 +1,10 @@
-// The fused statistics loop. One pass computes every statistic, in four
-// double lanes written with vector extensions: explicit lanes vectorise
+// The fused statistics loop. One pass computes every statistic in explicit
+// vector lanes (GCC/Clang vector extensions): explicit lanes vectorise
 // without letting the compiler reassociate floating-point sums (no
-// -ffast-math). Variance uses a shifted sum of squares (shift = the block's
+// -ffast-math). Sums accumulate in double; min, max and zero counts of
+// float-like data run in float, twice as wide. Each type's entry point is
+// multi-versioned (AVX2 and baseline), fp32 and bf16 also have an AVX-512
+// variant chosen at run time. Variance uses a shifted sum of squares (shift = the block's
 // first element), which keeps the one-pass formula stable for data whose
 // mean is large against its spread; non-finite data take a scalar path
 // (Welford) that counts NaN and Inf exactly.
@@ -13,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define RT_STATS_CLONES __attribute__((target_clones("avx2", "default")))
@@ -24,13 +29,27 @@
 namespace regiontrace::stats {
 namespace {
 
-RT_ALWAYS_INLINE double load(const double* p) { return *p; }
-RT_ALWAYS_INLINE double load(const float* p) { return *p; }
-RT_ALWAYS_INLINE double load(const std::uint8_t* p) { return *p; }
-RT_ALWAYS_INLINE double load(const std::int8_t* p) { return *p; }
-RT_ALWAYS_INLINE double load(const std::int16_t* p) { return *p; }
-RT_ALWAYS_INLINE double load(const std::int32_t* p) { return *p; }
-RT_ALWAYS_INLINE double load(const std::int64_t* p) { return static_cast<double>(*p); }
+RT_ALWAYS_INLINE double load(const double* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const float* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const std::uint8_t* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const std::int8_t* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const std::int16_t* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const std::int32_t* p) {
+  return *p;
+}
+RT_ALWAYS_INLINE double load(const std::int64_t* p) {
+  return static_cast<double>(*p);
+}
 RT_ALWAYS_INLINE double load(const c10::BFloat16* p) {
   std::uint16_t bits;
   std::memcpy(&bits, p, sizeof(bits));
@@ -90,12 +109,9 @@ RT_ALWAYS_INLINE V load_raw(const void* p) {
   return v;
 }
 
-// Four elements, widened to double.
-RT_ALWAYS_INLINE VecD load4(const double* p) { return load_raw<VecD>(p); }
-RT_ALWAYS_INLINE VecD load4(const float* p) { return VecD{p[0], p[1], p[2], p[3]}; }
-RT_ALWAYS_INLINE VecD load4(const c10::BFloat16* p) {
-  const VecU wide = __builtin_convertvector(load_raw<VecUS>(p), VecU) << 16;
-  return __builtin_convertvector((VecF)wide, VecD);
+// Four elements, widened to double (float-like types: see scan_fast_float).
+RT_ALWAYS_INLINE VecD load4(const double* p) {
+  return load_raw<VecD>(p);
 }
 RT_ALWAYS_INLINE VecD load4(const std::uint8_t* p) {
   return __builtin_convertvector(load_raw<VecUC>(p), VecD);
@@ -132,6 +148,36 @@ RT_ALWAYS_INLINE void step(Acc& acc, VecD x, VecD shift) {
   acc.hi = x > acc.hi ? x : acc.hi;
 }
 
+// The scalar tail [i, n) of a fast scan, then the block's Partial. Returns
+// false when the data hold NaN or Inf: any reaches the shifted sums (Inf -
+// Inf is NaN too).
+template <typename T>
+RT_ALWAYS_INLINE bool finish_fast(const T* p, std::int64_t i, std::int64_t n, double first,
+                                  double sd, double qd, double zeros, Partial& r, Partial* out) {
+  for (; i < n; ++i) {
+    const double x = load(p + i);
+    const double d = x - first;
+    sd += d;
+    qd += d * d;
+    r.abs_sum += std::fabs(x);
+    zeros += x == 0.0 ? 1.0 : 0.0;
+    r.min = x < r.min ? x : r.min;
+    r.max = x > r.max ? x : r.max;
+  }
+  if (!std::isfinite(sd) || !std::isfinite(qd) || !std::isfinite(r.abs_sum)) return false;
+  const double dn = static_cast<double>(n);
+  r.n = n;
+  r.zeros = zeros;
+  r.sum = dn * first + sd;
+  r.mean = first + sd / dn;
+  r.m2 = qd - sd * (sd / dn);
+  if (r.m2 < 0) r.m2 = 0;
+  r.sumsq = qd + 2.0 * first * sd + dn * first * first;
+  if (!std::isfinite(r.sumsq)) return false;
+  *out = r;
+  return true;
+}
+
 // Returns false when the data hold NaN or Inf (or overflow): use scan_slow.
 template <typename T>
 RT_ALWAYS_INLINE bool scan_fast(const T* p, std::int64_t n, Partial* out) {
@@ -154,29 +200,124 @@ RT_ALWAYS_INLINE bool scan_fast(const T* p, std::int64_t n, Partial* out) {
     r.min = std::min(r.min, acc.lo[j]);
     r.max = std::max(r.max, acc.hi[j]);
   }
-  for (; i < n; ++i) {
-    const double x = load(p + i);
-    const double d = x - first;
-    sd += d;
-    qd += d * d;
-    r.abs_sum += std::fabs(x);
-    zeros += x == 0.0 ? 1.0 : 0.0;
-    r.min = x < r.min ? x : r.min;
-    r.max = x > r.max ? x : r.max;
+  return finish_fast(p, i, n, first, sd, qd, zeros, r, out);
+}
+
+// Float-like data (fp32, bf16, fp16 widened): min, max and the zero count are
+// exact in float, so they run W lanes wide before widening; the sums run in
+// double, in two groups of W/2 lanes so that their adds' latency hides. W = 8
+// is 256-bit code (AVX2, or SSE2 pairs), W = 16 the AVX-512 variant.
+template <int W>
+struct Wide;
+template <>
+struct Wide<8> {
+  typedef float F __attribute__((vector_size(32)));
+  typedef int I __attribute__((vector_size(32)));
+  typedef unsigned int U __attribute__((vector_size(32)));
+  typedef unsigned short H __attribute__((vector_size(16)));
+  typedef double D __attribute__((vector_size(32)));
+  typedef long long L __attribute__((vector_size(32)));
+  typedef float HalfF __attribute__((vector_size(16)));
+  typedef unsigned int HalfU __attribute__((vector_size(16)));
+  typedef unsigned short HalfH __attribute__((vector_size(8)));
+};
+template <>
+struct Wide<16> {
+  typedef float F __attribute__((vector_size(64)));
+  typedef int I __attribute__((vector_size(64)));
+  typedef unsigned int U __attribute__((vector_size(64)));
+  typedef unsigned short H __attribute__((vector_size(32)));
+  typedef double D __attribute__((vector_size(64)));
+  typedef long long L __attribute__((vector_size(64)));
+  typedef float HalfF __attribute__((vector_size(32)));
+  typedef unsigned int HalfU __attribute__((vector_size(32)));
+  typedef unsigned short HalfH __attribute__((vector_size(16)));
+};
+
+// Lane-wise construction: GCC turns it into one widening instruction
+// (vpmovzxwd, vcvtps2pd) where __builtin_convertvector splits in halves.
+template <typename V, typename S, std::size_t... I>
+RT_ALWAYS_INLINE V lanes(const S& src, std::index_sequence<I...>, int offset = 0) {
+  return V{src[offset + static_cast<int>(I)]...};
+}
+
+template <int W>
+RT_ALWAYS_INLINE typename Wide<W>::F load_wide(const float* p) {
+  return load_raw<typename Wide<W>::F>(p);
+}
+template <int W>
+RT_ALWAYS_INLINE typename Wide<W>::F load_wide(const c10::BFloat16* p) {
+  using U = typename Wide<W>::U;
+  const U wide = lanes<U>(load_raw<typename Wide<W>::H>(p), std::make_index_sequence<W>()) << 16;
+  return (typename Wide<W>::F)wide;
+}
+
+// W/2 elements widened to double, read from memory again: cheaper than
+// splitting the W-wide register.
+template <int W>
+RT_ALWAYS_INLINE typename Wide<W>::D load_doubles(const float* p) {
+  return lanes<typename Wide<W>::D>(load_raw<typename Wide<W>::HalfF>(p),
+                                    std::make_index_sequence<W / 2>());
+}
+template <int W>
+RT_ALWAYS_INLINE typename Wide<W>::D load_doubles(const c10::BFloat16* p) {
+  using U = typename Wide<W>::HalfU;
+  const U wide = lanes<U>(load_raw<typename Wide<W>::HalfH>(p), std::make_index_sequence<W / 2>())
+                 << 16;
+  const typename Wide<W>::HalfF f = (typename Wide<W>::HalfF)wide;
+  return lanes<typename Wide<W>::D>(f, std::make_index_sequence<W / 2>());
+}
+
+template <int W>
+struct Sums {
+  typename Wide<W>::D s, q, a;
+};
+
+template <int W>
+RT_ALWAYS_INLINE void add_sums(Sums<W>& acc, typename Wide<W>::D x, typename Wide<W>::D shift) {
+  using L = typename Wide<W>::L;
+  const L abs_mask = L{} + 0x7fffffffffffffffLL;
+  const typename Wide<W>::D d = x - shift;
+  acc.s += d;
+  acc.q += d * d;
+  acc.a += (typename Wide<W>::D)((L)x & abs_mask);  // vector casts reinterpret the bits
+}
+
+template <int W, typename T>
+RT_ALWAYS_INLINE bool scan_fast_float(const T* p, std::int64_t n, Partial* out) {
+  using F = typename Wide<W>::F;
+  using D = typename Wide<W>::D;
+  constexpr int kHalf = W / 2;
+  const double first = load(p);
+  if (!std::isfinite(first)) return false;
+  const D shift = D{} + first;
+  F lo = F{} + static_cast<float>(first);
+  F hi = lo;
+  typename Wide<W>::I zeros = {};
+  Sums<W> g0{}, g1{};
+  std::int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F x = load_wide<W>(p + i);
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    zeros -= (x == F{});  // a true comparison is -1; blocks keep counts small
+    add_sums<W>(g0, load_doubles<W>(p + i), shift);
+    add_sums<W>(g1, load_doubles<W>(p + i + kHalf), shift);
   }
-  // Any NaN or Inf reaches the shifted sums (Inf - Inf is NaN too).
-  if (!std::isfinite(sd) || !std::isfinite(qd) || !std::isfinite(r.abs_sum)) return false;
-  const double dn = static_cast<double>(n);
-  r.n = n;
-  r.zeros = zeros;
-  r.sum = dn * first + sd;
-  r.mean = first + sd / dn;
-  r.m2 = qd - sd * (sd / dn);
-  if (r.m2 < 0) r.m2 = 0;
-  r.sumsq = qd + 2.0 * first * sd + dn * first * first;
-  if (!std::isfinite(r.sumsq)) return false;
-  *out = r;
-  return true;
+  double sd = 0, qd = 0, zero_count = 0;
+  Partial r;
+  r.min = r.max = first;
+  for (int j = 0; j < kHalf; ++j) {
+    sd += g0.s[j] + g1.s[j];
+    qd += g0.q[j] + g1.q[j];
+    r.abs_sum += g0.a[j] + g1.a[j];
+  }
+  for (int j = 0; j < W; ++j) {
+    zero_count += zeros[j];
+    r.min = std::min(r.min, static_cast<double>(lo[j]));
+    r.max = std::max(r.max, static_cast<double>(hi[j]));
+  }
+  return finish_fast(p, i, n, first, sd, qd, zero_count, r, out);
 }
 
 // fp16 has no cheap vector widening without F16C: widen a slice to float
@@ -189,7 +330,7 @@ RT_ALWAYS_INLINE bool scan_fast(const c10::Half* p, std::int64_t n, Partial* out
     const std::int64_t count = std::min(kSlice, n - begin);
     for (std::int64_t i = 0; i < count; ++i) buffer[i] = static_cast<float>(load(p + begin + i));
     Partial part;
-    if (!scan_fast(buffer, count, &part)) return false;
+    if (!scan_fast_float<8>(buffer, count, &part)) return false;
     merge(total, part);
   }
   *out = total;
@@ -197,52 +338,113 @@ RT_ALWAYS_INLINE bool scan_fast(const c10::Half* p, std::int64_t n, Partial* out
 }
 
 template <typename T>
+RT_ALWAYS_INLINE bool scan_any(const T* p, std::int64_t n, Partial* out) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, c10::BFloat16>) {
+    return scan_fast_float<8>(p, n, out);
+  } else {
+    return scan_fast(p, n, out);
+  }
+}
+
+template <typename T>
 RT_ALWAYS_INLINE void scan(const T* p, std::int64_t n, Partial* out) {
-  if (!scan_fast(p, n, out)) scan_slow(p, n, out);
+  if (!scan_any(p, n, out)) scan_slow(p, n, out);
 }
 
 // One entry point per type: target_clones on plain functions, the template
 // body inlined into each clone.
-RT_STATS_CLONES void scan_f64(const double* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_f32(const float* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_f16(const c10::Half* p, std::int64_t n, Partial* o) { scan(p, n, o); }
+RT_STATS_CLONES void scan_f64(const double* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_f32(const float* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_f16(const c10::Half* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
 RT_STATS_CLONES void scan_bf16(const c10::BFloat16* p, std::int64_t n, Partial* o) {
   scan(p, n, o);
 }
-RT_STATS_CLONES void scan_u8(const std::uint8_t* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_i8(const std::int8_t* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_i16(const std::int16_t* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_i32(const std::int32_t* p, std::int64_t n, Partial* o) { scan(p, n, o); }
-RT_STATS_CLONES void scan_i64(const std::int64_t* p, std::int64_t n, Partial* o) { scan(p, n, o); }
+RT_STATS_CLONES void scan_u8(const std::uint8_t* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_i8(const std::int8_t* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_i16(const std::int16_t* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_i32(const std::int32_t* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+RT_STATS_CLONES void scan_i64(const std::int64_t* p, std::int64_t n, Partial* o) {
+  scan(p, n, o);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// The two hot float-like types, 512 bits wide where the CPU has AVX-512.
+#define RT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+RT_AVX512 void scan_f32_avx512(const float* p, std::int64_t n, Partial* o) {
+  if (!scan_fast_float<16>(p, n, o)) scan_slow(p, n, o);
+}
+RT_AVX512 void scan_bf16_avx512(const c10::BFloat16* p, std::int64_t n, Partial* o) {
+  if (!scan_fast_float<16>(p, n, o)) scan_slow(p, n, o);
+}
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+#define RT_HAVE_AVX512_VARIANT 1
+#endif
 
 }  // namespace
 
 int element_size(ElementKind kind) {
   switch (kind) {
     case ElementKind::kF64:
-    case ElementKind::kI64: return 8;
+    case ElementKind::kI64:
+      return 8;
     case ElementKind::kF32:
-    case ElementKind::kI32: return 4;
+    case ElementKind::kI32:
+      return 4;
     case ElementKind::kF16:
     case ElementKind::kBF16:
-    case ElementKind::kI16: return 2;
+    case ElementKind::kI16:
+      return 2;
     case ElementKind::kU8:
-    case ElementKind::kI8: return 1;
+    case ElementKind::kI8:
+      return 1;
   }
   return 1;
 }
 
 void scan_contiguous(ElementKind kind, const void* data, std::int64_t n, Partial* out) {
   switch (kind) {
-    case ElementKind::kF64: return scan_f64(static_cast<const double*>(data), n, out);
-    case ElementKind::kF32: return scan_f32(static_cast<const float*>(data), n, out);
-    case ElementKind::kF16: return scan_f16(static_cast<const c10::Half*>(data), n, out);
-    case ElementKind::kBF16: return scan_bf16(static_cast<const c10::BFloat16*>(data), n, out);
-    case ElementKind::kU8: return scan_u8(static_cast<const std::uint8_t*>(data), n, out);
-    case ElementKind::kI8: return scan_i8(static_cast<const std::int8_t*>(data), n, out);
-    case ElementKind::kI16: return scan_i16(static_cast<const std::int16_t*>(data), n, out);
-    case ElementKind::kI32: return scan_i32(static_cast<const std::int32_t*>(data), n, out);
-    case ElementKind::kI64: return scan_i64(static_cast<const std::int64_t*>(data), n, out);
+    case ElementKind::kF64:
+      return scan_f64(static_cast<const double*>(data), n, out);
+    case ElementKind::kF32:
+#if defined(RT_HAVE_AVX512_VARIANT)
+      if (has_avx512()) return scan_f32_avx512(static_cast<const float*>(data), n, out);
+#endif
+      return scan_f32(static_cast<const float*>(data), n, out);
+    case ElementKind::kF16:
+      return scan_f16(static_cast<const c10::Half*>(data), n, out);
+    case ElementKind::kBF16:
+#if defined(RT_HAVE_AVX512_VARIANT)
+      if (has_avx512()) return scan_bf16_avx512(static_cast<const c10::BFloat16*>(data), n, out);
+#endif
+      return scan_bf16(static_cast<const c10::BFloat16*>(data), n, out);
+    case ElementKind::kU8:
+      return scan_u8(static_cast<const std::uint8_t*>(data), n, out);
+    case ElementKind::kI8:
+      return scan_i8(static_cast<const std::int8_t*>(data), n, out);
+    case ElementKind::kI16:
+      return scan_i16(static_cast<const std::int16_t*>(data), n, out);
+    case ElementKind::kI32:
+      return scan_i32(static_cast<const std::int32_t*>(data), n, out);
+    case ElementKind::kI64:
+      return scan_i64(static_cast<const std::int64_t*>(data), n, out);
   }
 }
 

@@ -1,6 +1,6 @@
 // The one-pass loops over a contiguous run of elements, one per element
-// type. Multi-versioned (AVX2 and baseline on x86-64): the loader picks the
-// widest the CPU runs.
+// type. Multi-versioned on x86-64 (baseline, AVX2, and AVX-512 for fp32 and
+// bf16): the widest the CPU runs is picked.
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,7 @@ struct Partial {
   double m2 = 0;       // Σ(x - mean)²
   double min = std::numeric_limits<double>::infinity();   // NaN ignored here,
   double max = -std::numeric_limits<double>::infinity();  // applied at the end
-  double zeros = 0;    // counted in double: exact up to 2^53 elements
+  double zeros = 0;  // counted in double: exact up to 2^53 elements
   std::int64_t nans = 0;
   std::int64_t infs = 0;
 };

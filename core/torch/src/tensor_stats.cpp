@@ -34,17 +34,36 @@ constexpr std::int64_t kBlockElements = 16384;
 
 bool kind_of(at::ScalarType type, ElementKind* kind) {
   switch (type) {
-    case at::kDouble: *kind = ElementKind::kF64; return true;
-    case at::kFloat: *kind = ElementKind::kF32; return true;
-    case at::kHalf: *kind = ElementKind::kF16; return true;
-    case at::kBFloat16: *kind = ElementKind::kBF16; return true;
+    case at::kDouble:
+      *kind = ElementKind::kF64;
+      return true;
+    case at::kFloat:
+      *kind = ElementKind::kF32;
+      return true;
+    case at::kHalf:
+      *kind = ElementKind::kF16;
+      return true;
+    case at::kBFloat16:
+      *kind = ElementKind::kBF16;
+      return true;
     case at::kByte:
-    case at::kBool: *kind = ElementKind::kU8; return true;
-    case at::kChar: *kind = ElementKind::kI8; return true;
-    case at::kShort: *kind = ElementKind::kI16; return true;
-    case at::kInt: *kind = ElementKind::kI32; return true;
-    case at::kLong: *kind = ElementKind::kI64; return true;
-    default: return false;
+    case at::kBool:
+      *kind = ElementKind::kU8;
+      return true;
+    case at::kChar:
+      *kind = ElementKind::kI8;
+      return true;
+    case at::kShort:
+      *kind = ElementKind::kI16;
+      return true;
+    case at::kInt:
+      *kind = ElementKind::kI32;
+      return true;
+    case at::kLong:
+      *kind = ElementKind::kI64;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -74,10 +93,14 @@ class StridedLayout {
   // Copies elements [begin, begin + count) in row-major order to dst.
   void gather(std::int64_t begin, std::int64_t count, char* dst) const {
     switch (element_size_) {
-      case 1: return gather_as<std::uint8_t>(begin, count, dst);
-      case 2: return gather_as<std::uint16_t>(begin, count, dst);
-      case 4: return gather_as<std::uint32_t>(begin, count, dst);
-      default: return gather_as<std::uint64_t>(begin, count, dst);
+      case 1:
+        return gather_as<std::uint8_t>(begin, count, dst);
+      case 2:
+        return gather_as<std::uint16_t>(begin, count, dst);
+      case 4:
+        return gather_as<std::uint32_t>(begin, count, dst);
+      default:
+        return gather_as<std::uint64_t>(begin, count, dst);
     }
   }
 

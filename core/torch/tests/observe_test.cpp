@@ -79,8 +79,8 @@ TEST_F(Observe, NestedStdValuesAreFlattened) {
     observe("u", at::Tensor());  // undefined: skipped
     observe("s", std::vector<std::string>{"not", "tensors"});
   }
-  EXPECT_EQ(labels(stop()), (std::vector<std::string>{"v[0]", "v[1]", "t[0]", "t[1][0]",
-                                                       "t[2][0]", "m.k", "m.q", "i[4]", "o"}));
+  EXPECT_EQ(labels(stop()), (std::vector<std::string>{"v[0]", "v[1]", "t[0]", "t[1][0]", "t[2][0]",
+                                                      "m.k", "m.q", "i[4]", "o"}));
 }
 
 TEST_F(Observe, IValuesAreFlattened) {
@@ -90,15 +90,14 @@ TEST_F(Observe, IValuesAreFlattened) {
     c10::Dict<std::string, at::Tensor> dict;
     dict.insert("hidden", a_);
     dict.insert("attn", b_);
-    const c10::IValue nested(c10::ivalue::Tuple::create(
-        {c10::IValue(a_), c10::IValue(std::vector<at::Tensor>{a_, b_}), c10::IValue(dict),
-         c10::IValue(3.5), c10::IValue()}));
+    const c10::IValue nested(
+        c10::ivalue::Tuple::create({c10::IValue(a_), c10::IValue(std::vector<at::Tensor>{a_, b_}),
+                                    c10::IValue(dict), c10::IValue(3.5), c10::IValue()}));
     observe("out", nested);
     observe("plain", c10::IValue(b_));
   }
-  EXPECT_EQ(labels(stop()),
-            (std::vector<std::string>{"out[0]", "out[1][0]", "out[1][1]", "out[2].hidden",
-                                      "out[2].attn", "plain"}));
+  EXPECT_EQ(labels(stop()), (std::vector<std::string>{"out[0]", "out[1][0]", "out[1][1]",
+                                                      "out[2].hidden", "out[2].attn", "plain"}));
 }
 
 TEST_F(Observe, NothingReachesSinksThatDoNotAskForTensors) {

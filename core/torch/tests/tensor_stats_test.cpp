@@ -12,7 +12,9 @@
 namespace regiontrace {
 namespace {
 
-double item(const at::Tensor& t) { return t.item<double>(); }
+double item(const at::Tensor& t) {
+  return t.item<double>();
+}
 
 // Equal, both NaN, or within `tol` of each other.
 void expect_near_or_same(const std::optional<double>& actual, double expected, double tol,
@@ -75,17 +77,16 @@ at::Tensor random_of(at::ScalarType type, at::IntArrayRef shape) {
   return t.to(type);
 }
 
-const at::ScalarType kAllTypes[] = {at::kDouble, at::kFloat, at::kHalf,  at::kBFloat16,
-                                    at::kByte,   at::kChar,  at::kShort, at::kInt,
-                                    at::kLong,   at::kBool};
+const at::ScalarType kAllTypes[] = {at::kDouble, at::kFloat, at::kHalf, at::kBFloat16, at::kByte,
+                                    at::kChar,   at::kShort, at::kInt,  at::kLong,     at::kBool};
 
 TEST(TensorStats, EveryDtypeMatchesTorchInFloat64) {
   at::manual_seed(1);
   for (at::ScalarType type : kAllTypes) {
     // One block, several blocks (split over the thread pool), odd tails.
     for (std::int64_t n : {1, 7, 1000, 16384, 70001}) {
-      expect_matches_torch(random_of(type, {n}), std::string(c10::toString(type)) + "[" +
-                                                      std::to_string(n) + "]");
+      expect_matches_torch(random_of(type, {n}),
+                           std::string(c10::toString(type)) + "[" + std::to_string(n) + "]");
     }
   }
 }
@@ -206,6 +207,41 @@ TEST(TensorStats, HashFollowsValuesNotLayout) {
   const at::Tensor big = at::randn({1 << 20});
   EXPECT_EQ(*compute_stats(big, only_hash).hash, *compute_stats(big.clone(), only_hash).hash);
   EXPECT_FALSE(compute_stats(a, only_hash).sum.has_value());
+}
+
+}  // namespace
+}  // namespace regiontrace
+
+namespace regiontrace {
+namespace {
+
+// The fused device reduction against the host loop, where libtorch has CUDA.
+TEST(TensorStatsCuda, DeviceStatisticsMatchTheHost) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device or libtorch without CUDA";
+  at::manual_seed(6);
+  for (at::ScalarType type : kAllTypes) {
+    for (std::int64_t n : {1, 1000, 300001}) {
+      at::Tensor host = random_of(type, {n});
+      if (at::isFloatingType(type) && n > 1) host[n / 2] = std::nan("");
+      const TensorStats d = compute_stats(host.cuda(), StatsOptions{true, true});
+      const TensorStats h = compute_stats(host, StatsOptions{true, true});
+      const std::string what = std::string(c10::toString(type)) + "[" + std::to_string(n) + "]";
+      EXPECT_EQ(d.device, "cuda:0") << what;
+      EXPECT_EQ(d.nan_count, h.nan_count) << what;
+      EXPECT_EQ(d.zero_count, h.zero_count) << what;
+      EXPECT_EQ(*d.hash, *h.hash) << what;
+      expect_near_or_same(d.sum, *h.sum, 1e-9 * (*h.abs_mean * n + 1), what + " sum");
+      expect_near_or_same(d.min, *h.min, 0, what + " min");
+      expect_near_or_same(d.max, *h.max, 0, what + " max");
+      expect_near_or_same(d.abs_mean, *h.abs_mean, 1e-9 * (*h.abs_mean + 1), what + " abs_mean");
+      if (n > 1) expect_near_or_same(d.std, *h.std, 1e-9 * (*h.std + 1), what + " std");
+    }
+  }
+  // A strided view is copied on the device, a permutation read in place.
+  const at::Tensor base = at::randn({64, 48}, at::kCUDA);
+  expect_matches_torch(base.t().cpu(), "reference");
+  const TensorStats s = compute_stats(base.slice(1, 0, 48, 3));
+  EXPECT_NEAR(*s.sum, base.slice(1, 0, 48, 3).to(at::kDouble).sum().item<double>(), 1e-9);
 }
 
 }  // namespace

@@ -1,0 +1,189 @@
+// The JSONL path of activation_trace, measured in one run:
+//   producer cost per record: building the record and queueing it, what the
+//     observing thread pays besides the statistics (target <= 300 ns)
+//   formatting cost per record on the writer thread
+//   sustained records per second into a file, producer to disk (target >= 1M/s)
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "activation_record.hpp"
+#include "record_format.hpp"
+#include "record_writer.hpp"
+
+namespace regiontrace::activation {
+namespace {
+
+TensorStats typical_stats() {
+  TensorStats s;
+  s.numel = 1 * 4096 * 5120;
+  s.shape = {1, 4096, 5120};
+  s.dtype = "torch.bfloat16";
+  s.device = "cpu";
+  s.sum = -5.678123456789;
+  s.mean = -2.7e-7;
+  s.abs_mean = 1.2345678901234;
+  s.min = -9.5;
+  s.max = 9.012;
+  s.absmax = 9.5;
+  s.std = 1.5;
+  s.rms = 1.5000001;
+  s.l2 = 6858.2;
+  s.hash = 0x1234567890abcdefull;
+  return s;
+}
+
+const std::string kModules[] = {"transformer_blocks.0.attn1", "transformer_blocks.17.ffn",
+                                "transformer_blocks.39.norm2", "proj_out"};
+
+std::string temp_file(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          (std::string(name) + "_" + std::to_string(::getpid()) + ".jsonl"))
+      .string();
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+std::vector<std::string> stats_of(int64_t arg) {
+  return arg == 0 ? std::vector<std::string>{"abs_mean", "sum"} : std::vector<std::string>{"all"};
+}
+
+// The producer's share: the record (names copied), the lock, the move into
+// the queue. The statistics objects are made beforehand (compute_stats hands
+// its result over by move), and the queue is large enough never to block, so
+// the writer thread's speed does not leak in.
+constexpr int kProducerRecords = 100000;
+
+void BM_ProducerPerRecord(benchmark::State& state) {
+  const std::string path = temp_file("rt_bench_producer");
+  RecordWriter::Options o;
+  o.path = path;
+  o.capacity = 2 * kProducerRecords;
+  RecordWriter writer(o, RecordFormatter(StatSet::parse(stats_of(state.range(0))), 0));
+  // Steady state: the queue's two vectors have grown and their memory is
+  // mapped, as after the first steps of a run.
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < kProducerRecords; ++k) {
+      writer.submit(ActivationRecord(kModules[k & 3], "out", "", 0, typical_stats()));
+    }
+    writer.flush();
+  }
+  std::vector<TensorStats> made(kProducerRecords, typical_stats());
+  std::int64_t i = 0;
+  for (auto _ : state) {
+    writer.submit(ActivationRecord(kModules[i & 3], "out", "", i >> 6, std::move(made[i])));
+    ++i;
+  }
+  writer.close();
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_FormatPerRecord(benchmark::State& state) {
+  const RecordFormatter f(StatSet::parse(stats_of(state.range(0))), 0);
+  ActivationRecord r(kModules[1], "out[0]", "", 12, typical_stats());
+  r.seq = 123456;
+  std::string out;
+  for (auto _ : state) {
+    f.append(out, r);
+    if (out.size() > (1 << 20)) out.clear();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One iteration: a million records from the producer until they are on disk.
+void BM_SustainedToFile(benchmark::State& state) {
+  constexpr int kRecords = 1000000;
+  const std::string path = temp_file("rt_bench_sustained");
+  const TensorStats proto = typical_stats();
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    const double cpu0 = process_cpu_seconds();
+    RecordWriter::Options o;
+    o.path = path;
+    RecordWriter writer(o, RecordFormatter(StatSet::parse(stats_of(state.range(0))), 0));
+    for (int i = 0; i < kRecords; ++i) {
+      TensorStats s = proto;
+      writer.submit(ActivationRecord(kModules[i & 3], "out", "", i >> 6, std::move(s)));
+    }
+    writer.close();
+    cpu_seconds += process_cpu_seconds() - cpu0;
+  }
+  std::filesystem::remove(path);
+  state.SetItemsProcessed(state.iterations() * kRecords);
+  // Producer and writer thread together: what a record costs the machine.
+  state.counters["cpu_ns_per_record"] = cpu_seconds * 1e9 / (state.iterations() * kRecords);
+}
+
+BENCHMARK(BM_ProducerPerRecord)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("all_stats")
+    ->UseRealTime()
+    ->Iterations(kProducerRecords);
+BENCHMARK(BM_FormatPerRecord)->Arg(0)->Arg(1)->ArgName("all_stats");
+BENCHMARK(BM_SustainedToFile)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("all_stats")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration) continue;
+      const double seconds = r.real_accumulated_time;
+      ns[r.benchmark_name()] = seconds / static_cast<double>(r.iterations) * 1e9;
+      auto it = r.counters.find("cpu_ns_per_record");
+      if (it != r.counters.end()) cpu_ns[r.benchmark_name()] = it->second.value;
+    }
+  }
+  std::map<std::string, double> ns;
+  std::map<std::string, double> cpu_ns;
+};
+
+}  // namespace
+}  // namespace regiontrace::activation
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  regiontrace::activation::RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  auto& ns = reporter.ns;
+  for (const char* arg : {"0", "1"}) {
+    const std::string which = std::string(arg) == "0" ? "abs_mean,sum" : "all 17 stats";
+    const double producer =
+        ns[std::string("BM_ProducerPerRecord/all_stats:") + arg + "/iterations:100000/real_time"];
+    const double format = ns[std::string("BM_FormatPerRecord/all_stats:") + arg];
+    const std::string sustained_name =
+        std::string("BM_SustainedToFile/all_stats:") + arg + "/iterations:3/real_time";
+    const double sustained = ns[sustained_name];
+    const double cpu_per_record = reporter.cpu_ns[sustained_name];
+    if (producer <= 0 || format <= 0 || sustained <= 0) continue;
+    const double per_second = 1e6 / (sustained * 1e-9);
+    std::printf(
+        "\n[%s] producer %.0f ns/record (target <= 300 ns: %.2fx of budget); writer "
+        "formats %.0f ns/record\n",
+        which.c_str(), producer, producer / 300.0, format);
+    std::printf(
+        "[%s] sustained to a file: %.2fM records/s (target >= 1M/s: %.2fx); "
+        "%.0f ns of CPU per record, producer and writer together\n",
+        which.c_str(), per_second / 1e6, per_second / 1e6, cpu_per_record);
+  }
+  return 0;
+}

@@ -207,7 +207,11 @@ void start(const Options& options) {
     slots.push_back(std::move(slot));
   }
   if (!errors.empty()) {
-    for (auto& slot : slots) close_quietly(*slot);
+    // These sinks never received an event, so no other thread can hold them.
+    for (auto& slot : slots) {
+      close_quietly(*slot);
+      delete slot->sink;
+    }
     std::string msg = "configuration error:";
     for (const std::string& e : errors) msg += "\n  - " + e;
     throw Error(msg);

@@ -8,12 +8,21 @@ bash scripts/install_deps.sh
 bash scripts/build.sh
 out="$PWD/out/quickstart"
 rm -rf "$out"
-REGIONTRACE_CONFIG=config/profiles/quickstart.yaml REGIONTRACE_OUTPUT_DIR="$out" \
-  build/bin/video_pipeline --output "$out/video"
+build/bin/video_pipeline --profile config/profiles/quickstart.yaml --trace-dir "$out" \
+  --output-dir "$out/video"
 echo
 echo "== regiontrace outputs in $out"
-find "$out" -type f | sort | sed "s|$out/|  |"
-echo
-echo "Open the trace (*.json.gz) in https://ui.perfetto.dev (drag and drop) or chrome://tracing."
-echo "Op summary: the *.txt next to it. Activations: activations_*.jsonl. Memory: memory_*."
-echo "Parity check: run again with --perturb-block 3 and compare with build/bin/regiontrace diff."
+(cd "$out" && find . -type f | sort | sed 's|^\./|  |')
+cat <<MSG
+
+Open the trace:   drag $out/torch_profiler/*.json.gz (or any *.json.gz) onto https://ui.perfetto.dev
+Op summary:       the *summary.txt next to it (which ops dominate, per input shape)
+Activations:      activations_*.jsonl, one record per block output per step
+Memory:           memory_*.jsonl and memory_summary_*.json; memory trace in Perfetto too
+The video:        $out/video/video.gif
+
+Parity demo (finds the layer where two runs diverge):
+  build/bin/video_pipeline --profile config/profiles/parity.yaml --trace-dir /tmp/ref
+  build/bin/video_pipeline --profile config/profiles/parity.yaml --trace-dir /tmp/port --perturb-block 3
+  build/bin/regiontrace diff /tmp/ref/activations_rank0_*.jsonl /tmp/port/activations_rank0_*.jsonl
+MSG

@@ -1,0 +1,253 @@
+// What the memory_snapshot sink costs.
+//
+// - Per allocation: a small torch::empty (alloc + free) inside an open
+//   region, with no sink (the bare baseline), with the sink and
+//   track_allocations off, and with it on. Target: tracking on adds at most
+//   1.5x to the bare loop. Also libtorch's own share: its memory reporting
+//   with a reporter that does nothing (its bookkeeping of sizes under a
+//   mutex), which any memory reporter, the profiler's included, costs.
+//   BM_AllocationInterleaved measures the four in short batches, taking
+//   turns, many rounds, and keeps each one's fastest batch (thread CPU
+//   time): on a shared machine that is the figure other work disturbed
+//   least, and the turns make a busy moment hit every configuration alike.
+// - Per region pair (enter + exit) with the sink on (figures, RSS read,
+//   record queued), with rss off, and with no sink.
+// Every configuration runs in this process, in this run; the ratios are
+// printed at the end.
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench_workload.hpp"
+#include "regiontrace/regiontrace.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using regiontrace::memory::bench::empty_loop;
+using regiontrace::memory::bench::LibtorchReportingOnly;
+
+constexpr std::int64_t kBatch = 256;
+
+std::string output_dir() {
+  static const std::string dir = [] {
+    const fs::path p = fs::temp_directory_path() / "regiontrace_memory_bench";
+    fs::create_directories(p);
+    return p.string();
+  }();
+  return dir;
+}
+
+// Starts the sink (or nothing, for the baselines).
+void start(bool sink, const std::map<std::string, std::string>& values = {}) {
+  regiontrace::Options o;
+  o.read_environment = false;
+  o.set("log_level", "warn");
+  o.set("handle_signals", "false");
+  if (sink) {
+    o.set("plugins.paths", REGIONTRACE_BUILTIN_PLUGIN_DIR);
+    o.set("output_dir", output_dir());
+    o.set("sinks.memory_snapshot.enabled", "true");
+    o.set("sinks.memory_snapshot.trace", "false");
+    for (const auto& [k, v] : values) o.set("sinks.memory_snapshot." + k, v);
+  }
+  regiontrace::init(o);
+}
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+enum Config { kBare, kLibtorchOnly, kTrackOff, kTrackOn, kConfigs };
+const char* const kConfigNames[kConfigs] = {"bare_ns", "libtorch_reporting_ns", "track_off_ns",
+                                            "track_on_ns"};
+
+// ns per allocation (alloc + free) of one batch in configuration `c`.
+double batch(Config c, std::int64_t allocations) {
+  const bool sink = c == kTrackOff || c == kTrackOn;
+  start(sink, {{"track_allocations", c == kTrackOn ? "true" : "false"}, {"rss", "false"}});
+  double ns = 0;
+  {
+    RT_REGION("bench_allocations");
+    empty_loop(kBatch);  // warm: the reporter is installed, caches are hot
+    if (c == kLibtorchOnly) {
+      LibtorchReportingOnly reporting;
+      const double t0 = thread_cpu_ns();
+      empty_loop(allocations);
+      ns = thread_cpu_ns() - t0;
+    } else {
+      const double t0 = thread_cpu_ns();
+      empty_loop(allocations);
+      ns = thread_cpu_ns() - t0;
+    }
+  }
+  regiontrace::shutdown();
+  return ns / static_cast<double>(allocations);
+}
+
+void BM_AllocationInterleaved(benchmark::State& state) {
+  constexpr int kRounds = 200;
+  constexpr std::int64_t kAllocations = 1024;
+  double best[kConfigs];
+  std::fill(best, best + kConfigs, std::numeric_limits<double>::max());
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round) {
+      // Rotate the order so that no configuration always goes first.
+      for (int k = 0; k < kConfigs; ++k) {
+        const auto c = static_cast<Config>((k + round) % kConfigs);
+        best[c] = std::min(best[c], batch(c, kAllocations));
+      }
+    }
+  }
+  for (int c = 0; c < kConfigs; ++c) state.counters[kConfigNames[c]] = best[c];
+  state.counters["track_off_ratio"] = best[kTrackOff] / best[kBare];
+  state.counters["track_on_ratio"] = best[kTrackOn] / best[kBare];
+}
+
+// The same, one configuration per benchmark (Google Benchmark's own timing).
+void allocations(benchmark::State& state, bool sink, bool track) {
+  start(sink, {{"track_allocations", track ? "true" : "false"}});
+  {
+    RT_REGION("bench_allocations");
+    for (auto _ : state) empty_loop(kBatch);
+  }
+  regiontrace::shutdown();
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+void BM_Allocation_Bare(benchmark::State& s) {
+  allocations(s, false, false);
+}
+void BM_Allocation_SinkTrackOff(benchmark::State& s) {
+  allocations(s, true, false);
+}
+void BM_Allocation_SinkTrackOn(benchmark::State& s) {
+  allocations(s, true, true);
+}
+
+void region_pairs(benchmark::State& state, bool sink, bool rss) {
+  // A queue large enough that few records are dropped while the writer
+  // catches up (dropped ones are reported).
+  start(sink, {{"rss", rss ? "true" : "false"}, {"queue_capacity", "262144"}});
+  for (auto _ : state) {
+    for (std::int64_t i = 0; i < kBatch; ++i) {
+      RT_REGION("bench_region");
+    }
+  }
+  regiontrace::shutdown();
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+void BM_RegionPair_NoSink(benchmark::State& s) {
+  region_pairs(s, false, false);
+}
+void BM_RegionPair_Sink(benchmark::State& s) {
+  region_pairs(s, true, true);
+}
+void BM_RegionPair_SinkNoRss(benchmark::State& s) {
+  region_pairs(s, true, false);
+}
+
+BENCHMARK(BM_AllocationInterleaved)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Allocation_Bare);
+BENCHMARK(BM_Allocation_SinkTrackOff);
+BENCHMARK(BM_Allocation_SinkTrackOn);
+BENCHMARK(BM_RegionPair_NoSink);
+BENCHMARK(BM_RegionPair_Sink);
+BENCHMARK(BM_RegionPair_SinkNoRss);
+
+// Keeps what the ratios need: the interleaved counters, and the fastest
+// repetition's ns per item of the others.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration) continue;
+      for (const auto& [name, counter] : r.counters) {
+        if (name != "items_per_second") {
+          counters_[name] = counter.value;
+          continue;
+        }
+        if (counter.value <= 0) continue;
+        const double ns = 1e9 / counter.value;
+        auto [slot, fresh] = ns_.emplace(r.run_name.function_name, ns);
+        if (!fresh && ns < slot->second) slot->second = ns;
+      }
+    }
+  }
+  void print() const {
+    auto get = [](const std::map<std::string, double>& m, const char* name) {
+      auto it = m.find(name);
+      return it == m.end() ? 0.0 : it->second;
+    };
+    const double bare = get(counters_, "bare_ns");
+    const double floor = get(counters_, "libtorch_reporting_ns");
+    const double off = get(counters_, "track_off_ns");
+    const double on = get(counters_, "track_on_ns");
+    if (bare > 0) {
+      std::printf(
+          "\nper allocation (torch::empty of 16 floats, alloc + free; interleaved, fastest "
+          "batch):\n");
+      std::printf(
+          "  bare %.1f ns; track off %.1f ns (%.2fx); track on %.1f ns (%.2fx; target "
+          "<= 1.5x)\n",
+          bare, off, off / bare, on, on / bare);
+      std::printf(
+          "  libtorch's own memory reporting (a reporter doing nothing): %.1f ns "
+          "(%.2fx); the sink adds %+.1f ns (track off), %+.1f ns (track on)\n",
+          floor, floor / bare, off - floor, on - floor);
+    }
+    const double b = get(ns_, "BM_Allocation_Bare");
+    const double o = get(ns_, "BM_Allocation_SinkTrackOff");
+    const double t = get(ns_, "BM_Allocation_SinkTrackOn");
+    if (b > 0) {
+      std::printf(
+          "  one benchmark each: bare %.1f ns, track off %.1f ns (%.2fx), track on %.1f "
+          "ns (%.2fx)\n",
+          b, o, o / b, t, t / b);
+    }
+    const double none = get(ns_, "BM_RegionPair_NoSink");
+    const double pair = get(ns_, "BM_RegionPair_Sink");
+    const double pair_norss = get(ns_, "BM_RegionPair_SinkNoRss");
+    if (pair > 0) {
+      std::printf("per region pair (enter + exit):\n");
+      std::printf(
+          "  no sink %.1f ns; sink %.1f ns (+%.1f ns); sink with rss off %.1f ns "
+          "(+%.1f ns)\n",
+          none, pair, pair - none, pair_norss, pair_norss - none);
+    }
+  }
+
+ private:
+  std::map<std::string, double> ns_;
+  std::map<std::string, double> counters_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  bool repetitions_given = false;
+  for (int i = 1; i < argc; ++i) {
+    repetitions_given =
+        repetitions_given || std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
+  }
+  static char repetitions[] = "--benchmark_repetitions=3";
+  if (!repetitions_given) args.push_back(repetitions);
+  int count = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&count, args.data());
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,43 @@
+// memory_trace_rank<r>_pid<p>.json: a Chrome/Perfetto trace with one span per
+// region instance ("ph":"X") and counter tracks ("ph":"C") for the bytes
+// libtorch holds per device (at every region entry and exit) and the resident
+// set (at every exit), so memory over time shows next to the regions.
+// Snapshots appear as instant events. Timestamps: microseconds since the Unix
+// epoch (CLOCK_REALTIME), the clock libtorch's profiler traces use, so the
+// two line up when merged; region times (CLOCK_MONOTONIC, like every
+// regiontrace event) are shifted by the offset between the clocks, measured
+// when the file is opened.
+//
+// Streamed: events are appended as records arrive; close() writes the
+// closing brackets, which is what makes the file valid JSON.
+#pragma once
+
+#include <string>
+
+#include "memory_records.hpp"
+#include "output_file.hpp"
+#include "region_paths.hpp"
+
+namespace regiontrace::memory {
+
+class ChromeTraceFile {
+ public:
+  void open(const std::string& path, long pid, int rank);
+  void add_region(const RegionRecord& r, const RegionPaths& paths);
+  void add_snapshot(const SnapshotJob& job, const std::string& file_name);
+  void flush() { file_.flush(); }
+  void close();
+  const OutputFile& file() const { return file_; }
+
+ private:
+  void begin_event(std::string& out);
+  void append_counter(std::string& out, const char* name, std::int64_t time_ns);
+  void append_ts(std::string& out, std::int64_t monotonic_ns) const;
+  OutputFile file_;
+  std::int64_t realtime_offset_ns_ = 0;
+  std::string pid_;
+  bool first_ = true;
+  bool closed_ = false;
+};
+
+}  // namespace regiontrace::memory

@@ -1,0 +1,110 @@
+#include "live_allocation_table.hpp"
+
+#include <algorithm>
+
+namespace regiontrace::memory {
+
+LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
+    : max_entries_(std::max<std::size_t>(max_entries, 1)) {
+  // About 1024 entries per shard at least: small tables keep an exact bound,
+  // large ones spread the lock over up to 64 shards.
+  while (shard_bits_ < kMaxShardBits && (max_entries_ >> (shard_bits_ + 1)) >= 1024) ++shard_bits_;
+  const std::size_t shards = std::size_t{1} << shard_bits_;
+  shards_ = std::make_unique<Shard[]>(shards);
+  std::size_t remaining = max_entries_;
+  for (std::size_t i = 0; i < shards; ++i) {
+    Shard& s = shards_[i];
+    s.limit = remaining / (shards - i);
+    remaining -= s.limit;
+    // At most half full: short probes.
+    std::size_t slots = 16;
+    while (slots < 2 * s.limit) slots *= 2;
+    s.slots = std::make_unique<LiveAllocation[]>(slots);
+    s.mask = slots - 1;
+  }
+}
+
+std::size_t LiveAllocationTable::size() const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < (std::size_t{1} << shard_bits_); ++i) {
+    std::lock_guard<SpinLock> lock(shards_[i].mutex);
+    n += shards_[i].used;
+  }
+  return n;
+}
+
+std::uint64_t LiveAllocationTable::mix(std::uintptr_t address) {
+  // Allocations are 16-byte aligned or more: drop those bits, then spread.
+  std::uint64_t x = static_cast<std::uint64_t>(address) >> 4;
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return x;
+}
+
+LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocation& a,
+                                                              LiveAllocation* replaced) {
+  const std::uint64_t h = mix(a.address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  std::size_t i = home(s, h);
+  while (s.slots[i].address != 0) {
+    if (s.slots[i].address == a.address) {
+      if (replaced != nullptr) *replaced = s.slots[i];
+      s.slots[i] = a;
+      return InsertResult::kReplaced;
+    }
+    i = (i + 1) & s.mask;
+  }
+  if (s.used >= s.limit) return InsertResult::kFull;
+  s.slots[i] = a;
+  ++s.used;
+  return InsertResult::kInserted;
+}
+
+void LiveAllocationTable::remove_at(Shard& s, std::size_t i) {
+  // Backward-shift deletion: pull later members of the probe run into the
+  // hole so that lookups never need tombstones.
+  std::size_t j = i;
+  for (;;) {
+    j = (j + 1) & s.mask;
+    if (s.slots[j].address == 0) break;
+    const std::size_t k = home(s, mix(s.slots[j].address));
+    const bool movable = (i <= j) ? (k <= i || k > j) : (k <= i && k > j);
+    if (movable) {
+      s.slots[i] = s.slots[j];
+      i = j;
+    }
+  }
+  s.slots[i] = LiveAllocation{};
+  --s.used;
+}
+
+bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed) {
+  const std::uint64_t h = mix(address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
+    if (s.slots[i].address == address) {
+      if (removed != nullptr) *removed = s.slots[i];
+      remove_at(s, i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<LiveAllocation> LiveAllocationTable::copy() const {
+  std::vector<LiveAllocation> out;
+  out.reserve(size());
+  for (std::size_t k = 0; k < (std::size_t{1} << shard_bits_); ++k) {
+    const Shard& s = shards_[k];
+    std::lock_guard<SpinLock> lock(s.mutex);
+    for (std::size_t i = 0; i <= s.mask; ++i) {
+      if (s.slots[i].address != 0) out.push_back(s.slots[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace regiontrace::memory

@@ -1,0 +1,81 @@
+// The live libtorch allocations (track_allocations: true): address, size,
+// the region path that allocated it and the step, so a snapshot can say
+// which regions own the memory that is still alive.
+//
+// Bounded: at most `max_entries` allocations are kept; an insert beyond that
+// fails and the caller counts it (overflow), nothing grows behind the user's
+// back. Open addressing (linear probing, backward-shift deletion) in up to 64
+// shards, each behind its own spin lock: an insert or erase is one short lock
+// and a probe of a few slots, with no heap allocation and no shared counter
+// after construction. The bound is kept per shard (max_entries / shards), so
+// with many shards a shard can fill up a little before the whole table does;
+// small tables have one shard and an exact bound.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "spin_lock.hpp"
+
+namespace regiontrace::memory {
+
+struct LiveAllocation {
+  std::uintptr_t address = 0;  // 0 marks an empty slot
+  std::int64_t bytes = 0;
+  std::int64_t step = 0;
+  std::int32_t path = 0;    // RegionPaths index
+  std::int32_t device = 0;  // memory_devices.hpp index
+};
+
+class LiveAllocationTable {
+ public:
+  enum class InsertResult {
+    kInserted,
+    // The address was still in the table: its free was never seen (made on a
+    // thread the sink does not hear from). The stale entry was replaced and
+    // handed back so the caller can settle its accounts.
+    kReplaced,
+    kFull,
+  };
+
+  explicit LiveAllocationTable(std::size_t max_entries);
+
+  InsertResult insert(const LiveAllocation& a, LiveAllocation* replaced);
+  // False when the address is not tracked (allocated before tracking
+  // started, or not kept because the table was full).
+  bool erase(std::uintptr_t address, LiveAllocation* removed);
+
+  std::size_t size() const;
+  std::size_t max_entries() const { return max_entries_; }
+  // A copy of every live entry, shard by shard (each shard is consistent).
+  std::vector<LiveAllocation> copy() const;
+
+ private:
+  static constexpr int kMaxShardBits = 6;
+
+  struct Shard {
+    mutable SpinLock mutex;
+    std::unique_ptr<LiveAllocation[]> slots;
+    std::size_t mask = 0;
+    std::size_t used = 0;
+    std::size_t limit = 0;  // entries this shard may hold
+  };
+
+  static std::uint64_t mix(std::uintptr_t address);
+  Shard& shard_of(std::uint64_t h) {
+    return shards_[shard_bits_ == 0 ? 0 : static_cast<std::size_t>(h >> (64 - shard_bits_))];
+  }
+  static std::size_t home(const Shard& s, std::uint64_t h) {
+    return static_cast<std::size_t>(h >> 8) & s.mask;
+  }
+  static void remove_at(Shard& s, std::size_t i);
+
+  const std::size_t max_entries_;
+  int shard_bits_ = 0;
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace regiontrace::memory

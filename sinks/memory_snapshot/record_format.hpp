@@ -1,0 +1,22 @@
+// The JSON text of a region record (one line of memory_rank<r>_pid<p>.jsonl)
+// and the small pieces the other outputs share. Schema: docs/memory.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "memory_records.hpp"
+#include "region_paths.hpp"
+
+namespace regiontrace::memory {
+
+// `null` for kNoStep, the number otherwise.
+void append_step(std::string& out, std::int64_t step);
+// A number, or `null` for -1 (a figure that could not be read).
+void append_optional(std::string& out, std::int64_t value);
+// "allocator": {...} members for one CUDA device.
+void append_allocator_stats(std::string& out, const cuda::AllocatorStats& s);
+// One JSON object and a newline.
+void append_region_record(std::string& out, const RegionRecord& r, const RegionPaths& paths);
+
+}  // namespace regiontrace::memory

@@ -1,0 +1,70 @@
+// Region paths ("train/step/forward") as small stable indices, with the
+// bytes each path still holds. Allocations are attributed to the innermost
+// selected region open on the allocating thread, so a parent's figures never
+// include what its children hold: a leak shows up in one path only.
+//
+// Append-only storage of fixed capacity: an index handed out stays valid and
+// its strings never move, so the writer thread and the allocation hot path
+// read entries without a lock. Index 0 is "outside every selected region",
+// index 1 collects paths beyond the capacity (counted, reported).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace regiontrace::memory {
+
+class RegionPaths {
+ public:
+  static constexpr int kOutside = 0;
+  static constexpr int kOverflow = 1;
+
+  explicit RegionPaths(std::size_t capacity);
+
+  // Thread-safe; a mutex and a hash lookup: callers cache the result.
+  int intern(std::string_view path, std::string_view name);
+
+  int size() const { return size_.load(std::memory_order_acquire); }
+  const std::string& path(int index) const { return entries_[index].path; }
+  const std::string& name(int index) const { return entries_[index].name; }
+  bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
+
+  // Bytes of tracked allocations made in this path and still alive.
+  void add_live(int index, std::int64_t bytes) {
+    entries_[index].live_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  std::int64_t live(int index) const {
+    return entries_[index].live_bytes.load(std::memory_order_relaxed);
+  }
+  // Without tracking: the running sum of what the path's instances added
+  // (exit minus entry, minus what nested selected regions added). Returns the
+  // sum after the change.
+  std::int64_t add_net(int index, std::int64_t bytes) {
+    return entries_[index].net_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  }
+
+ private:
+  // A cache line (or two) each: threads allocating in different paths do
+  // not contend on one line.
+  struct alignas(64) Entry {
+    std::string path;
+    std::string name;
+    std::atomic<std::int64_t> live_bytes{0};
+    std::atomic<std::int64_t> net_bytes{0};
+  };
+
+  const std::size_t capacity_;
+  std::unique_ptr<Entry[]> entries_;
+  std::atomic<int> size_{0};
+  std::atomic<bool> overflowed_{false};
+  std::mutex mutex_;
+  std::unordered_map<std::string, int> index_;
+};
+
+}  // namespace regiontrace::memory

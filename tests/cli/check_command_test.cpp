@@ -106,3 +106,24 @@ TEST(CheckCommand, EveryShippedProfilePasses) {
 
 }  // namespace
 }  // namespace regiontrace::test
+
+namespace regiontrace::test {
+namespace {
+
+// docs/configuration.md is `regiontrace schema --markdown`: the sinks'
+// schemas are the single source of the configuration reference.
+TEST(SchemaCommand, ConfigurationReferenceMatchesTheSchemas) {
+  for (const char* sink : {"torch_profiler", "nvtx", "activation_trace", "memory_snapshot"}) {
+    if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_" + sink + ".so")) {
+      GTEST_SKIP() << "built-in sink " << sink << " not built here";
+    }
+  }
+  const auto r =
+      run_command("env -u REGIONTRACE_PLUGIN_PATH " REGIONTRACE_CLI " schema --markdown");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, read_file(source_dir() + "/docs/configuration.md"))
+      << "regenerate: build/bin/regiontrace schema --markdown > docs/configuration.md";
+}
+
+}  // namespace
+}  // namespace regiontrace::test

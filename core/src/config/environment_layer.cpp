@@ -34,7 +34,7 @@ const std::vector<std::string>& core_variable_names() {
   static const std::vector<std::string> names = {
       "REGIONTRACE_CONFIG",        "REGIONTRACE_SINKS",       "REGIONTRACE_REGIONS",
       "REGIONTRACE_OUTPUT_DIR",    "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
-      "REGIONTRACE_HANDLE_SIGNALS"};
+      "REGIONTRACE_HANDLE_SIGNALS", "REGIONTRACE_CATALOGS"};
   return names;
 }
 
@@ -86,6 +86,9 @@ void apply_core_environment(const Environment& env, ConfigTree& tree,
   }
   if (const std::string* v = get(env, "REGIONTRACE_LOG_LEVEL")) {
     tree.set("log_level", *v, env_source("REGIONTRACE_LOG_LEVEL"));
+  }
+  if (const std::string* v = get(env, "REGIONTRACE_CATALOGS")) {
+    tree.set_list("catalogs", split_list(*v, ':'), env_source("REGIONTRACE_CATALOGS"));
   }
   if (const std::string* v = get(env, "REGIONTRACE_HANDLE_SIGNALS")) {
     tree.set("handle_signals", *v, env_source("REGIONTRACE_HANDLE_SIGNALS"));

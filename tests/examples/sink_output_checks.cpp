@@ -1,0 +1,229 @@
+#include "sink_output_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "example_runner.hpp"
+#include "test_support.hpp"
+#include "trace_files.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+using json = nlohmann::json;
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+std::vector<std::string> numbered(const std::string& stem, int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(stem + std::to_string(i));
+  return out;
+}
+
+std::string trace_base(const std::string& trace_path) {
+  for (const char* ext : {".json.gz", ".json"}) {
+    if (ends_with(trace_path, ext))
+      return trace_path.substr(0, trace_path.size() - std::string(ext).size());
+  }
+  return trace_path;
+}
+
+}  // namespace
+
+ExampleShape small_video_shape() {
+  ExampleShape s;
+  s.name = "video_pipeline";
+  s.hot_region = "profiler_region_inference_denoising";
+  s.phases = {"profiler_region_model_loading", "profiler_region_inference_pre_denoising",
+              "profiler_region_inference_denoising", "profiler_region_inference_post_denoising"};
+  s.block_modules = numbered("blocks.", 4);
+  s.steps = 4;
+  s.observed = {"text_embeddings", "initial_latents", "latents", "video"};
+  return s;
+}
+
+ExampleShape small_training_shape() {
+  ExampleShape s;
+  s.name = "training_loop";
+  s.hot_region = "profiler_region_training_step";
+  s.phases = {"profiler_region_model_loading", "profiler_region_training_epoch"};
+  s.block_modules = numbered("blocks.", 2);
+  s.steps = 6;  // 2 epochs x 3 steps
+  return s;
+}
+
+void check_torch_profiler_output(const std::string& dir, const TorchProfilerExpectations& expect) {
+  const std::vector<std::string> traces = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "torch_trace") && !contains(n, ".summary.") &&
+           (ends_with(n, ".json.gz") || ends_with(n, ".json"));
+  });
+  // One step window (or one run without a schedule): one trace file.
+  ASSERT_EQ(traces.size(), 1u) << "torch_profiler traces in " << dir << ": " << join_words(traces)
+                               << "\n";
+  const json trace = read_json_maybe_gz(traces[0]);
+  const std::string span_prefix = expect.prefix + ".region::";
+
+  std::set<std::string> span_names;
+  std::set<long long> span_steps;
+  std::size_t aten_ops = 0;
+  bool shapes_seen = false;
+  for (const json& e : trace.at("traceEvents")) {
+    const std::string name = e.value("name", std::string());
+    const std::string ph = e.value("ph", std::string());
+    if (ph != "X") continue;
+    if (starts_with(name, span_prefix)) {
+      span_names.insert(name.substr(span_prefix.size()));
+      if (e.contains("args") && e["args"].contains("step"))
+        span_steps.insert(e["args"]["step"].get<long long>());
+    } else if (starts_with(name, "aten::")) {
+      ++aten_ops;
+      if (e.contains("args") && e["args"].contains("Input Dims")) shapes_seen = true;
+    }
+  }
+  EXPECT_EQ(span_names.count(expect.region), 1u)
+      << "no span " << span_prefix << expect.region << " in " << traces[0];
+  bool block_span = false;
+  for (const std::string& n : span_names) block_span = block_span || starts_with(n, "blocks.");
+  EXPECT_EQ(block_span, expect.block_spans) << "blocks.N spans in " << traces[0];
+  EXPECT_GT(aten_ops, 10u) << "libtorch ops in " << traces[0];
+  EXPECT_EQ(shapes_seen, expect.record_shapes) << "Input Dims in op args, " << traces[0];
+  EXPECT_FALSE(events_named(trace, expect.prefix + ".profiler.enable_collection").empty())
+      << "enable_collection marker in " << traces[0];
+  EXPECT_EQ(span_steps, expect.span_steps) << "steps of the region spans in " << traces[0];
+  if (!expect.window_steps.empty()) {
+    ASSERT_TRUE(trace.contains("regiontrace")) << traces[0];
+    const json& window = trace["regiontrace"].at("steps");
+    EXPECT_EQ(window.at("first").get<long long>(), *expect.window_steps.begin()) << window.dump();
+    EXPECT_EQ(window.at("last").get<long long>(), *expect.window_steps.rbegin()) << window.dump();
+  }
+
+  const std::string base = trace_base(traces[0]);
+  const json summary = read_json(base + ".summary.json");
+  EXPECT_GT(summary.at("op_calls").get<long long>(), 0) << base << ".summary.json";
+  ASSERT_FALSE(summary.at("ops").empty()) << base << ".summary.json";
+  EXPECT_TRUE(starts_with(summary["ops"][0].at("name").get<std::string>(), "aten::"));
+  const std::string text = read_file(base + ".summary.txt");
+  EXPECT_TRUE(contains(text, summary["ops"][0]["name"].get<std::string>())) << text;
+}
+
+void check_activation_trace_output(const std::string& dir, const ExampleShape& example,
+                                   const std::vector<std::string>& stats) {
+  const std::vector<std::string> files = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "activations") && ends_with(n, ".jsonl");
+  });
+  ASSERT_EQ(files.size(), 1u) << "activation traces in " << dir << ": " << join_words(files);
+  // (module, tensor) -> steps seen
+  std::map<std::pair<std::string, std::string>, std::set<long long>> seen;
+  std::size_t records = 0;
+  bool summary_line = false;
+  for (const json& r : read_jsonl(files[0])) {
+    ASSERT_EQ(r.at("v").get<int>(), 1) << r.dump();
+    if (r.contains("summary")) {
+      summary_line = true;
+      EXPECT_EQ(r["summary"].at("dropped").get<long long>(), 0) << r.dump();
+      continue;
+    }
+    ++records;
+    for (const std::string& s : stats) {
+      ASSERT_TRUE(r.contains(s)) << "stat " << s << " missing: " << r.dump();
+      EXPECT_TRUE(r[s].is_number()) << "stat " << s << ": " << r.dump();
+    }
+    const long long step = r.at("step").is_null() ? -1 : r["step"].get<long long>();
+    seen[{r.at("module").get<std::string>(), r.at("tensor").get<std::string>()}].insert(step);
+  }
+  EXPECT_TRUE(summary_line) << "no summary line at the end of " << files[0];
+  std::set<long long> all_steps;
+  for (int i = 0; i < example.steps; ++i) all_steps.insert(i);
+  for (const std::string& block : example.block_modules) {
+    auto it = seen.find({block, "out"});
+    ASSERT_NE(it, seen.end()) << "no record of " << block << " out in " << files[0];
+    EXPECT_EQ(it->second, all_steps) << block << " out: steps";
+  }
+  for (const std::string& tensor : example.observed) {
+    bool found = false;
+    for (const auto& [key, steps] : seen) found = found || key.second == tensor;
+    EXPECT_TRUE(found) << "observed tensor " << tensor << " missing from " << files[0];
+  }
+  EXPECT_GE(records, example.block_modules.size() * std::size_t(example.steps));
+}
+
+void check_memory_snapshot_output(const std::string& dir, const ExampleShape& example) {
+  const std::vector<std::string> files = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "memory_rank") && ends_with(n, ".jsonl");
+  });
+  ASSERT_EQ(files.size(), 1u) << "memory records in " << dir << ": " << join_words(files);
+  std::map<std::string, std::vector<json>> by_name;
+  for (const json& r : read_jsonl(files[0])) {
+    if (!r.contains("path")) continue;  // not a region record
+    for (const char* key : {"step", "duration_ns", "rss_bytes", "hwm_bytes", "devices"}) {
+      ASSERT_TRUE(r.contains(key)) << key << " missing: " << r.dump();
+    }
+    const json& cpu = r["devices"].at("cpu");
+    const long long entry = cpu.at("entry_bytes").get<long long>();
+    const long long exit = cpu.at("exit_bytes").get<long long>();
+    const long long peak = cpu.at("peak_bytes").get<long long>();
+    EXPECT_GE(peak, std::max(entry, exit)) << r.dump();
+    EXPECT_GT(r["rss_bytes"].get<long long>(), 0) << r.dump();
+    EXPECT_GE(r["hwm_bytes"].get<long long>(), r["rss_bytes"].get<long long>()) << r.dump();
+    EXPECT_GT(r["duration_ns"].get<long long>(), 0) << r.dump();
+    std::string name = r.value("name", std::string());
+    if (name.empty())
+      name = r["path"].get<std::string>().substr(r["path"].get<std::string>().rfind('/') + 1);
+    by_name[name].push_back(r);
+  }
+  for (const std::string& phase : example.phases) {
+    EXPECT_FALSE(by_name[phase].empty()) << "no memory record of " << phase << " in " << files[0];
+  }
+  // Building the model allocates its weights and keeps them: a real figure,
+  // not a zero (the smallest example model has well over 1 MB of weights).
+  const auto& loading = by_name["profiler_region_model_loading"];
+  if (!loading.empty()) {
+    const json& cpu = loading.front()["devices"]["cpu"];
+    EXPECT_GT(cpu["exit_bytes"].get<long long>() - cpu["entry_bytes"].get<long long>(), 1 << 20)
+        << loading.front().dump();
+  }
+  const std::vector<std::string> summaries = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "memory_summary") && ends_with(n, ".json");
+  });
+  ASSERT_EQ(summaries.size(), 1u) << dir;
+  const json summary = read_json(summaries[0]);
+  EXPECT_TRUE(summary.at("leak_suspects").is_array()) << summary.dump();
+}
+
+void check_nvtx_records(const std::string& record_dir, const ExampleShape& example,
+                        const std::string& prefix) {
+  const std::vector<std::string> files =
+      files_under(record_dir, [](const std::string& n) { return ends_with(n, ".jsonl"); });
+  ASSERT_FALSE(files.empty()) << "the NVTX recording injection wrote nothing in " << record_dir;
+  std::map<std::string, std::set<long long>> pushes;  // range name -> step payloads
+  std::size_t pops = 0;
+  for (const std::string& f : files) {
+    for (const json& r : read_jsonl(f)) {
+      const std::string kind = r.value("kind", std::string());
+      if (kind == "pop") ++pops;
+      if (kind != "push") continue;
+      const long long payload = r.contains("payload") && r["payload"].is_number_integer()
+                                    ? r["payload"].get<long long>()
+                                    : -1;
+      pushes[r.value("message", std::string())].insert(payload);
+    }
+  }
+  std::size_t total_pushes = 0;
+  for (const auto& [name, steps] : pushes) total_pushes += steps.size();
+  EXPECT_GT(pops, 0u);
+  for (const std::string& phase : example.phases) {
+    EXPECT_EQ(pushes.count(prefix + ".region::" + phase), 1u) << "no NVTX range for " << phase;
+  }
+  std::set<long long> all_steps;
+  for (int i = 0; i < example.steps; ++i) all_steps.insert(i);
+  for (const std::string& block : example.block_modules) {
+    auto it = pushes.find(prefix + ".region::" + block);
+    ASSERT_NE(it, pushes.end()) << "no NVTX range for " << block;
+    EXPECT_EQ(it->second, all_steps) << block << ": step payloads";
+  }
+}
+
+}  // namespace regiontrace::test

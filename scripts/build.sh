@@ -2,6 +2,9 @@
 # Configures and builds regiontrace in build/ (extra arguments go to cmake).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache: paths relative to the checkout, so clones in other folders (CI)
+# reuse what an earlier build compiled.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 mkdir -p build
 if ! cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > build/configure.log 2>&1; then
   cat build/configure.log

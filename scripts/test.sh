@@ -9,6 +9,7 @@ bash scripts/build.sh
 
 # Sanitizers: the core alone (no libtorch, whose prebuilt libraries are not
 # instrumented), with the test plugins.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 for sanitizer in address thread; do
   dir=build-$sanitizer
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=$sanitizer \

@@ -1,0 +1,75 @@
+#include "chrome_trace_reader.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "gzip_io.hpp"
+
+namespace regiontrace::cli {
+
+using simdjson::dom::element_type;
+
+ChromeTrace ChromeTrace::load(const std::string& path) {
+  ChromeTrace trace;
+  trace.path_ = path;
+  trace.parser_ = std::make_unique<simdjson::dom::parser>();
+  PaddedText text = read_text_file(path);
+  simdjson::dom::element root;
+  if (auto error = trace.parser_->parse(text.padded(0, text.size())).get(root)) {
+    throw std::runtime_error(path + ": not valid JSON (" + simdjson::error_message(error) + ")");
+  }
+  if (root.type() == element_type::ARRAY) {
+    trace.events_ = root.get_array().value_unsafe();
+    return trace;
+  }
+  simdjson::dom::array events;
+  if (root.type() != element_type::OBJECT || root["traceEvents"].get_array().get(events)) {
+    throw std::runtime_error(path +
+                             ": not a Chrome trace (expected an object with a \"traceEvents\" "
+                             "array, or an array of events)");
+  }
+  trace.events_ = events;
+  trace.top_level_ = root.get_object().value_unsafe();
+  return trace;
+}
+
+std::optional<std::string_view> string_field(simdjson::dom::object event, std::string_view key) {
+  std::string_view value;
+  if (event[key].get_string().get(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<double> number_field(simdjson::dom::object event, std::string_view key) {
+  simdjson::dom::element value;
+  if (event[key].get(value)) return std::nullopt;
+  switch (value.type()) {
+    case element_type::DOUBLE:
+      return double(value);
+    case element_type::INT64:
+      return double(int64_t(value));
+    case element_type::UINT64:
+      return double(uint64_t(value));
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::int64_t> integer_field(simdjson::dom::object event, std::string_view key) {
+  simdjson::dom::element value;
+  if (event[key].get(value)) return std::nullopt;
+  switch (value.type()) {
+    case element_type::INT64:
+      return int64_t(value);
+    case element_type::UINT64:
+      return static_cast<std::int64_t>(uint64_t(value));
+    case element_type::DOUBLE: {
+      const double d = value;
+      if (std::floor(d) != d) return std::nullopt;
+      return static_cast<std::int64_t>(d);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,410 @@
+// `regiontrace diff A.jsonl B.jsonl`: finds the first layer where two
+// activation traces diverge (see activation_diff.hpp for the comparison and
+// docs/cli.md for the report). Exit 0 equal within tolerance, 1 divergent or
+// records missing on a side, 2 bad arguments or a malformed file.
+#include <simdjson.h>
+
+#include <cmath>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "activation_diff.hpp"
+#include "activation_records.hpp"
+#include "command.hpp"
+#include "list_option.hpp"
+#include "regiontrace/sdk/json_writer.hpp"
+#include "text_table.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+struct DiffArguments {
+  std::string a_path;
+  std::string b_path;
+  DiffOptions options;
+  bool json = false;
+};
+
+std::string show_value(const ActivationTrace& t, const StatValue& v) {
+  switch (v.kind) {
+    case StatKind::kNumber:
+      return format_number(v.number);
+    case StatKind::kNull:
+      return "null";
+    case StatKind::kError:
+    case StatKind::kText:
+      return std::string(t.text(v));
+  }
+  return {};
+}
+
+void append_value(std::string& out, const ActivationTrace& t, const StatValue& v) {
+  switch (v.kind) {
+    case StatKind::kNumber:
+      json::append_double(out, v.number);
+      break;
+    case StatKind::kNull:
+      out += "null";
+      break;
+    case StatKind::kError:
+      json::append_escaped(out, t.text(v));
+      break;
+    case StatKind::kText:
+      out += t.text(v);
+      break;  // already canonical JSON
+  }
+}
+
+std::string location(const ActivationTrace& t, const ActivationRecord& r) {
+  return t.path + ":" + std::to_string(r.line);
+}
+
+class TextReport {
+ public:
+  TextReport(const ActivationTrace& a, const ActivationTrace& b, const NamePool& names,
+             const DiffArguments& args, const DiffResult& result)
+      : a_(a), b_(b), names_(names), args_(args), result_(result) {}
+
+  void print(std::ostream& out) const {
+    out << "A: " << a_.path << " (" << a_.records.size() << " records)\n";
+    out << "B: " << b_.path << " (" << b_.records.size() << " records)\n";
+    out << "tolerance: |a-b| <= atol + rtol*max(|a|,|b|) with rtol="
+        << format_short(args_.options.tolerance.rtol)
+        << " atol=" << format_short(args_.options.tolerance.atol)
+        << "; shape, dtype, device, hash, numel, nan_count, inf_count and texts exactly\n";
+    for (const auto* t : {&a_, &b_}) {
+      if (t->dropped > 0) {
+        out << "warning: " << t->path << " reports " << t->dropped
+            << " dropped records: the comparison is incomplete\n";
+      }
+    }
+    print_first_divergence(out);
+    print_worst(out);
+    print_one_side(out, "A", a_, result_.only_in_a, result_.only_in_a_count);
+    print_one_side(out, "B", b_, result_.only_in_b, result_.only_in_b_count);
+    print_stats(out);
+    out << "\nTotals: " << result_.matched_records << " records matched, "
+        << result_.divergent_records << " divergent (" << result_.divergent_values << " of "
+        << result_.values_compared << " values), " << result_.only_in_a_count << " only in A, "
+        << result_.only_in_b_count << " only in B\n";
+    out << "Result: " << (result_.equal() ? "EQUAL within tolerance" : "DIVERGENT") << "\n";
+  }
+
+ private:
+  std::string key_text(const ActivationRecord& r) const {
+    std::string s = "module " + names_.name(r.module) + "  tensor " + names_.name(r.tensor) +
+                    "  step " + format_step(r.step);
+    if (r.occurrence > 0) s += "  occurrence " + std::to_string(r.occurrence);
+    return s;
+  }
+
+  void print_first_divergence(std::ostream& out) const {
+    if (!result_.first_divergent_record) return;
+    const auto& ra = a_.records[*result_.first_divergent_record];
+    const auto& rb = b_.records[result_.first_divergence.front().b_record];
+    out << "\nFirst divergence in A's execution order:\n  " << key_text(ra) << "\n  at "
+        << location(a_, ra) << " and " << location(b_, rb) << "\n";
+    TextTable table({"stat", "A", "B", "abs_error", "rel_error"},
+                    {TextTable::Align::kLeft, TextTable::Align::kRight, TextTable::Align::kRight,
+                     TextTable::Align::kRight, TextTable::Align::kRight});
+    for (const auto& d : result_.first_divergence) {
+      const auto& va = a_.stats[d.a_stat];
+      table.add_row({names_.name(va.name), show_value(a_, va), show_value(b_, b_.stats[d.b_stat]),
+                     format_short(d.abs_error), format_short(d.rel_error)});
+    }
+    table.print(out);
+  }
+
+  void print_worst(std::ostream& out) const {
+    if (result_.worst.empty()) return;
+    out << "\nWorst " << result_.worst.size() << " of " << result_.divergent_values
+        << " divergent values (by relative error):\n";
+    using A = TextTable::Align;
+    TextTable table({"module", "tensor", "step", "occ", "stat", "A", "B", "rel_error", "A line"},
+                    {A::kLeft, A::kLeft, A::kRight, A::kRight, A::kLeft, A::kRight, A::kRight,
+                     A::kRight, A::kRight});
+    for (const auto& d : result_.worst) {
+      const auto& r = a_.records[d.a_record];
+      const auto& va = a_.stats[d.a_stat];
+      table.add_row({names_.name(r.module), names_.name(r.tensor), format_step(r.step),
+                     std::to_string(r.occurrence), names_.name(va.name), show_value(a_, va),
+                     show_value(b_, b_.stats[d.b_stat]), format_short(d.rel_error),
+                     std::to_string(r.line)});
+    }
+    table.print(out);
+  }
+
+  void print_one_side(std::ostream& out, const char* side, const ActivationTrace& t,
+                      const std::vector<std::uint32_t>& records, std::uint64_t count) const {
+    if (count == 0) return;
+    out << "\nOnly in " << side << " (" << t.path << "): " << count
+        << (count == 1 ? " record" : " records");
+    if (records.size() < count) out << ", first " << records.size() << " shown";
+    out << "\n";
+    using A = TextTable::Align;
+    TextTable table({"module", "tensor", "step", "occ", "line"},
+                    {A::kLeft, A::kLeft, A::kRight, A::kRight, A::kRight});
+    for (auto i : records) {
+      const auto& r = t.records[i];
+      table.add_row({names_.name(r.module), names_.name(r.tensor), format_step(r.step),
+                     std::to_string(r.occurrence), std::to_string(r.line)});
+    }
+    table.print(out);
+  }
+
+  void print_stats(std::ostream& out) const {
+    if (result_.stats.empty()) return;
+    out << "\nBy statistic:\n";
+    using A = TextTable::Align;
+    TextTable table({"stat", "compared", "divergent", "max_rel_error", "note"},
+                    {A::kLeft, A::kRight, A::kRight, A::kRight, A::kLeft});
+    for (const auto& s : result_.stats) {
+      std::string note = s.exact ? "exact" : "";
+      auto add_note = [&note](const std::string& text) {
+        note += (note.empty() ? "" : "; ") + text;
+      };
+      if (s.only_in_a > 0) add_note("only in A for " + std::to_string(s.only_in_a) + " records");
+      if (s.only_in_b > 0) add_note("only in B for " + std::to_string(s.only_in_b) + " records");
+      if (s.failed_both > 0)
+        add_note("failed on both sides " + std::to_string(s.failed_both) + "x");
+      table.add_row({names_.name(s.name), std::to_string(s.compared), std::to_string(s.divergent),
+                     s.divergent > 0 ? format_short(s.max_rel_error) : "0", note});
+    }
+    table.print(out);
+  }
+
+  const ActivationTrace& a_;
+  const ActivationTrace& b_;
+  const NamePool& names_;
+  const DiffArguments& args_;
+  const DiffResult& result_;
+};
+
+class JsonReport {
+ public:
+  JsonReport(const ActivationTrace& a, const ActivationTrace& b, const NamePool& names,
+             const DiffArguments& args, const DiffResult& result)
+      : a_(a), b_(b), names_(names), args_(args), result_(result) {}
+
+  std::string render() const {
+    std::string o = "{\"equal\":";
+    o += result_.equal() ? "true" : "false";
+    o += ",\"a\":";
+    append_file(o, a_);
+    o += ",\"b\":";
+    append_file(o, b_);
+    o += ",\"tolerance\":{\"rtol\":";
+    json::append_double(o, args_.options.tolerance.rtol);
+    o += ",\"atol\":";
+    json::append_double(o, args_.options.tolerance.atol);
+    o += "},\"totals\":{";
+    append_count(o, "matched_records", result_.matched_records, false);
+    append_count(o, "divergent_records", result_.divergent_records);
+    append_count(o, "values_compared", result_.values_compared);
+    append_count(o, "divergent_values", result_.divergent_values);
+    append_count(o, "only_in_a", result_.only_in_a_count);
+    append_count(o, "only_in_b", result_.only_in_b_count);
+    o += "},\"first_divergence\":";
+    append_first(o);
+    o += ",\"worst\":[";
+    for (std::size_t i = 0; i < result_.worst.size(); ++i) {
+      if (i > 0) o += ',';
+      append_value_diff(o, result_.worst[i], true);
+    }
+    o += "],\"only_in_a\":";
+    append_records(o, a_, result_.only_in_a);
+    o += ",\"only_in_b\":";
+    append_records(o, b_, result_.only_in_b);
+    o += ",\"stats\":[";
+    for (std::size_t i = 0; i < result_.stats.size(); ++i) {
+      const auto& s = result_.stats[i];
+      if (i > 0) o += ',';
+      o += "{\"stat\":";
+      json::append_escaped(o, names_.name(s.name));
+      o += ",\"exact\":";
+      o += s.exact ? "true" : "false";
+      append_count(o, "compared", s.compared);
+      append_count(o, "divergent", s.divergent);
+      o += ",\"max_rel_error\":";
+      json::append_double(o, s.max_rel_error);
+      append_count(o, "only_in_a", s.only_in_a);
+      append_count(o, "only_in_b", s.only_in_b);
+      append_count(o, "failed_both", s.failed_both);
+      o += '}';
+    }
+    o += "]}\n";
+    return o;
+  }
+
+ private:
+  static void append_count(std::string& o, const char* key, std::uint64_t n, bool comma = true) {
+    if (comma) o += ',';
+    o += '"';
+    o += key;
+    o += "\":";
+    json::append_uint(o, n);
+  }
+
+  static void append_file(std::string& o, const ActivationTrace& t) {
+    o += "{\"path\":";
+    json::append_escaped(o, t.path);
+    append_count(o, "records", t.records.size());
+    o += ",\"dropped\":";
+    json::append_int(o, t.dropped);
+    o += '}';
+  }
+
+  void append_key(std::string& o, const ActivationRecord& r) const {
+    o += "\"module\":";
+    json::append_escaped(o, names_.name(r.module));
+    o += ",\"tensor\":";
+    json::append_escaped(o, names_.name(r.tensor));
+    o += ",\"step\":";
+    if (r.step == kNoStep) {
+      o += "null";
+    } else {
+      json::append_int(o, r.step);
+    }
+    append_count(o, "occurrence", r.occurrence);
+  }
+
+  void append_value_diff(std::string& o, const ValueDiff& d, bool with_key) const {
+    const auto& ra = a_.records[d.a_record];
+    const auto& rb = b_.records[d.b_record];
+    o += '{';
+    if (with_key) {
+      append_key(o, ra);
+      o += ',';
+    }
+    const auto& va = a_.stats[d.a_stat];
+    o += "\"stat\":";
+    json::append_escaped(o, names_.name(va.name));
+    o += ",\"a\":";
+    append_value(o, a_, va);
+    o += ",\"b\":";
+    append_value(o, b_, b_.stats[d.b_stat]);
+    o += ",\"abs_error\":";
+    if (std::isnan(d.abs_error)) {
+      o += "null";
+    } else {
+      json::append_double(o, d.abs_error);
+    }
+    o += ",\"rel_error\":";
+    json::append_double(o, d.rel_error);
+    append_count(o, "a_line", ra.line);
+    append_count(o, "b_line", rb.line);
+    o += '}';
+  }
+
+  void append_first(std::string& o) const {
+    if (!result_.first_divergent_record) {
+      o += "null";
+      return;
+    }
+    const auto& ra = a_.records[*result_.first_divergent_record];
+    const auto& rb = b_.records[result_.first_divergence.front().b_record];
+    o += '{';
+    append_key(o, ra);
+    append_count(o, "a_line", ra.line);
+    append_count(o, "b_line", rb.line);
+    o += ",\"stats\":[";
+    for (std::size_t i = 0; i < result_.first_divergence.size(); ++i) {
+      if (i > 0) o += ',';
+      append_value_diff(o, result_.first_divergence[i], false);
+    }
+    o += "]}";
+  }
+
+  void append_records(std::string& o, const ActivationTrace& t,
+                      const std::vector<std::uint32_t>& records) const {
+    o += '[';
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const auto& r = t.records[records[i]];
+      if (i > 0) o += ',';
+      o += '{';
+      append_key(o, r);
+      append_count(o, "line", r.line);
+      o += '}';
+    }
+    o += ']';
+  }
+
+  const ActivationTrace& a_;
+  const ActivationTrace& b_;
+  const NamePool& names_;
+  const DiffArguments& args_;
+  const DiffResult& result_;
+};
+
+int run_diff(const DiffArguments& args) {
+  // The two files load in parallel, each with its own names, then share A's.
+  NamePool names;
+  NamePool b_names;
+  ActivationTrace a;
+  ActivationTrace b;
+  std::exception_ptr b_error;
+  // simdjson picks its SIMD kernels on first use without a lock; pick them
+  // here so the two loaders do not both write that choice at once.
+  simdjson::get_active_implementation()->name();
+  std::thread b_loader([&] {
+    try {
+      b = load_activation_trace(args.b_path, b_names);
+    } catch (...) {
+      b_error = std::current_exception();
+    }
+  });
+  try {
+    a = load_activation_trace(args.a_path, names);
+  } catch (...) {
+    b_loader.join();  // A's error is reported first
+    throw;
+  }
+  b_loader.join();
+  if (b_error) std::rethrow_exception(b_error);
+  adopt_names(b, b_names, names);
+  DiffResult result;
+  try {
+    result = diff_traces(a, b, names, args.options);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "regiontrace diff: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (args.json) {
+    std::cout << JsonReport(a, b, names, args, result).render();
+  } else {
+    TextReport(a, b, names, args, result).print(std::cout);
+  }
+  return result.equal() ? kExitOk : kExitFindings;
+}
+
+const CommandRegistration registration(30, [](CLI::App& app) -> Runner {
+  auto args = std::make_shared<DiffArguments>();
+  auto stats_text = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff", "Compare two activation traces (JSONL) and find the first divergent layer");
+  cmd->add_option("a", args->a_path, "First trace (its execution order is reported)")->required();
+  cmd->add_option("b", args->b_path, "Second trace (the reference)")->required();
+  cmd->add_option("--rtol", args->options.tolerance.rtol,
+                  "Relative tolerance: |a-b| <= atol + rtol*max(|a|,|b|)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--atol", args->options.tolerance.atol, "Absolute tolerance")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  // A plain string split later: a CLI11 vector option would swallow the files.
+  cmd->add_option("--stats", *stats_text,
+                  "Compare only these statistics (comma separated; default: all on both sides)");
+  cmd->add_option("--top", args->options.top,
+                  "Rows in the worst-values and one-side tables (0: all)")
+      ->capture_default_str();
+  cmd->add_flag("--json", args->json, "Print the report as one JSON object");
+  return [args, stats_text] {
+    args->options.stats = split_list(*stats_text);
+    return run_diff(*args);
+  };
+});
+
+}  // namespace
+}  // namespace regiontrace::cli

@@ -1,0 +1,182 @@
+#include "gzip_io.hpp"
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace regiontrace::cli {
+namespace {
+
+constexpr std::size_t kFlushBytes = 4 << 20;
+
+std::runtime_error io_error(const std::string& path, const std::string& what) {
+  return std::runtime_error(path + ": " + what);
+}
+
+// Reads the file into a buffer with room for simdjson's padding after it, so
+// the (often hundreds of MB) text is never copied to grow it.
+std::string read_raw(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw io_error(path, std::strerror(errno));
+  std::string bytes;
+  struct stat info {};
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode)) {
+    bytes.reserve(static_cast<std::size_t>(info.st_size) + simdjson::SIMDJSON_PADDING);
+  }
+  char chunk[1 << 16];
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), file)) > 0) bytes.append(chunk, n);
+  const bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) throw io_error(path, "read error");
+  return bytes;
+}
+
+bool is_gzip(const std::string& bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+// Inflates every gzip member (concatenated .gz files are valid gzip).
+std::string inflate_gzip(const std::string& path, const std::string& compressed) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) throw io_error(path, "zlib initialisation failed");
+  std::string out;
+  out.reserve(compressed.size() * 6);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  char chunk[1 << 16];
+  int rc = Z_OK;
+  for (;;) {
+    zs.next_out = reinterpret_cast<Bytef*>(chunk);
+    zs.avail_out = sizeof(chunk);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(chunk, sizeof(chunk) - zs.avail_out);
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0) break;
+      inflateReset(&zs);  // another member follows
+      continue;
+    }
+    if (rc != Z_OK) break;
+    if (zs.avail_in == 0 && zs.avail_out != 0) break;  // input ended mid-stream
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) {
+    throw io_error(path, std::string("damaged or truncated gzip data") +
+                             (zs.msg != nullptr ? std::string(" (") + zs.msg + ")" : ""));
+  }
+  return out;
+}
+
+}  // namespace
+
+PaddedText::PaddedText(std::string bytes) : buffer_(std::move(bytes)), size_(buffer_.size()) {
+  buffer_.append(simdjson::SIMDJSON_PADDING, '\0');
+}
+
+simdjson::padded_string_view PaddedText::padded(std::size_t offset, std::size_t length) const {
+  return simdjson::padded_string_view(buffer_.data() + offset, length, buffer_.size() - offset);
+}
+
+PaddedText read_text_file(const std::string& path) {
+  std::string bytes = read_raw(path);
+  if (is_gzip(bytes)) bytes = inflate_gzip(path, bytes);
+  return PaddedText(std::move(bytes));
+}
+
+bool has_gz_suffix(const std::string& path) {
+  return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+}
+
+class OutputFile::Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual bool write(const std::string& data) = 0;
+  virtual bool close() = 0;
+};
+
+namespace {
+
+class PlainBackend : public OutputFile::Backend {
+ public:
+  explicit PlainBackend(std::FILE* file) : file_(file) {}
+  ~PlainBackend() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  bool write(const std::string& data) override {
+    return std::fwrite(data.data(), 1, data.size(), file_) == data.size();
+  }
+  bool close() override {
+    const int rc = std::fclose(file_);
+    file_ = nullptr;
+    return rc == 0;
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+class GzipBackend : public OutputFile::Backend {
+ public:
+  explicit GzipBackend(gzFile file) : file_(file) {}
+  ~GzipBackend() override {
+    if (file_ != nullptr) gzclose(file_);
+  }
+  bool write(const std::string& data) override {
+    std::size_t done = 0;
+    while (done < data.size()) {
+      const unsigned part =
+          static_cast<unsigned>(std::min<std::size_t>(data.size() - done, 1u << 30));
+      if (gzwrite(file_, data.data() + done, part) != static_cast<int>(part)) return false;
+      done += part;
+    }
+    return true;
+  }
+  bool close() override {
+    const int rc = gzclose(file_);
+    file_ = nullptr;
+    return rc == Z_OK;
+  }
+
+ private:
+  gzFile file_;
+};
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  if (has_gz_suffix(path)) {
+    gzFile file = gzopen(path.c_str(), "wb");
+    if (file == nullptr) throw io_error(path, std::strerror(errno));
+    gzbuffer(file, 1 << 20);
+    backend_ = std::make_unique<GzipBackend>(file);
+  } else {
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) throw io_error(path, std::strerror(errno));
+    backend_ = std::make_unique<PlainBackend>(file);
+  }
+  buffer_.reserve(kFlushBytes + (1 << 16));
+}
+
+OutputFile::~OutputFile() = default;
+
+void OutputFile::maybe_flush() {
+  if (buffer_.size() >= kFlushBytes) flush();
+}
+
+void OutputFile::flush() {
+  if (!backend_->write(buffer_)) throw io_error(path_, "write failed (disk full?)");
+  buffer_.clear();
+}
+
+void OutputFile::close() {
+  flush();
+  if (!backend_->close()) throw io_error(path_, "write failed (disk full?)");
+}
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,63 @@
+// Whole-file input and streamed output for the trace tools, with gzip on
+// either side: traces arrive as `.json`, `.json.gz`, `.jsonl` or `.jsonl.gz`.
+// Input is recognised as gzip by its magic bytes, not its name, so a renamed
+// file still reads; output is compressed when its name ends in `.gz`.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace regiontrace::cli {
+
+// The bytes of a file followed by simdjson's padding, so simdjson can parse it
+// (or any slice of it) in place without copying.
+class PaddedText {
+ public:
+  PaddedText() = default;
+  explicit PaddedText(std::string bytes);
+
+  std::string_view text() const { return {buffer_.data(), size_}; }
+  std::size_t size() const { return size_; }
+  // A slice of the text that simdjson may read past, up to the padding.
+  simdjson::padded_string_view padded(std::size_t offset, std::size_t length) const;
+
+ private:
+  std::string buffer_;  // size_ bytes of text, then SIMDJSON_PADDING zero bytes
+  std::size_t size_ = 0;
+};
+
+// Reads `path` whole, inflating it when it is gzip. Throws std::runtime_error
+// naming the path when it cannot be read or is a damaged gzip stream.
+PaddedText read_text_file(const std::string& path);
+
+bool has_gz_suffix(const std::string& path);
+
+// Writes text to a file, through zlib when the path ends in `.gz`. Data is
+// buffered and written in large blocks; close() reports errors (disk full).
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Callers append to buffer() and call maybe_flush() now and then.
+  std::string& buffer() { return buffer_; }
+  void maybe_flush();
+  void close();
+
+  class Backend;  // plain file or zlib stream
+
+ private:
+  void flush();
+
+  std::string path_;
+  std::string buffer_;
+  std::unique_ptr<Backend> backend_;
+};
+
+}  // namespace regiontrace::cli

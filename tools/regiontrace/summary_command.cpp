@@ -1,0 +1,169 @@
+// `regiontrace summary trace.json.gz`: the top region spans and ops of a
+// Chrome trace by total and self time, as tables or (--json) one object.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "chrome_trace_reader.hpp"
+#include "command.hpp"
+#include "regiontrace/sdk/json_writer.hpp"
+#include "text_table.hpp"
+#include "trace_summary.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+struct SummaryArguments {
+  std::string path;
+  std::size_t top = 20;
+  std::string sort;  // "self", "total", or empty: ops by self, regions by total
+  bool json = false;
+};
+
+void order(std::vector<SpanTotals>& rows, bool by_self) {
+  std::sort(rows.begin(), rows.end(), [by_self](const SpanTotals& a, const SpanTotals& b) {
+    const double x = by_self ? a.self_us : a.total_us;
+    const double y = by_self ? b.self_us : b.total_us;
+    if (x != y) return x > y;
+    return a.name < b.name;
+  });
+}
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  return buf;
+}
+
+double sum_self(const std::vector<SpanTotals>& rows) {
+  double sum = 0;
+  for (const auto& r : rows) sum += r.self_us;
+  return sum;
+}
+
+// `percent` gives each row's share for the percentage column.
+void print_table(std::ostream& out, const char* title, const char* first_column,
+                 const std::vector<SpanTotals>& rows, bool by_self, std::size_t top,
+                 const char* percent_label,
+                 const std::function<double(const SpanTotals&)>& percent) {
+  if (rows.empty()) return;
+  const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
+  out << "\n" << title << " (by " << (by_self ? "self" : "total") << " time";
+  if (shown < rows.size()) out << ", top " << shown << " of " << rows.size();
+  out << "):\n";
+  using A = TextTable::Align;
+  TextTable table(
+      {first_column, "calls", "total_ms", "self_ms", percent_label, "avg_us", "min_us", "max_us"},
+      {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = rows[i];
+    table.add_row({r.name, std::to_string(r.calls), fixed(r.total_us / 1000, 3),
+                   fixed(r.self_us / 1000, 3), fixed(percent(r), 1),
+                   fixed(r.total_us / static_cast<double>(r.calls), 1), fixed(r.min_us, 1),
+                   fixed(r.max_us, 1)});
+  }
+  table.print(out);
+}
+
+// Share of the summed self time of all rows: where the thread's time went.
+std::function<double(const SpanTotals&)> self_share(const std::vector<SpanTotals>& rows) {
+  const double sum = sum_self(rows);
+  return [sum](const SpanTotals& r) { return sum > 0 ? 100 * r.self_us / sum : 0.0; };
+}
+
+void append_rows(std::string& o, const std::vector<SpanTotals>& rows, std::size_t top) {
+  const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
+  o += '[';
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = rows[i];
+    if (i > 0) o += ',';
+    o += "{\"name\":";
+    json::append_escaped(o, r.name);
+    o += ",\"category\":";
+    json::append_escaped(o, r.category);
+    o += ",\"calls\":";
+    json::append_uint(o, r.calls);
+    for (auto [key, value] : {std::pair<const char*, double>{"total_us", r.total_us},
+                              {"self_us", r.self_us},
+                              {"avg_us", r.total_us / static_cast<double>(r.calls)},
+                              {"min_us", r.min_us},
+                              {"max_us", r.max_us}}) {
+      o += ",\"";
+      o += key;
+      o += "\":";
+      json::append_double(o, value);
+    }
+    o += '}';
+  }
+  o += ']';
+}
+
+int run_summary(const SummaryArguments& args) {
+  const ChromeTrace trace = ChromeTrace::load(args.path);
+  TraceSummary s = summarize_trace(trace);
+  const bool ops_by_self = args.sort != "total";
+  const bool regions_by_self = args.sort == "self";
+  order(s.regions, regions_by_self);
+  order(s.ops, ops_by_self);
+  order(s.gpu, ops_by_self);
+  const double wall_us = s.last_us - s.first_us;
+  if (args.json) {
+    std::string o = "{\"trace\":";
+    json::append_escaped(o, args.path);
+    for (auto [key, n] : {std::pair<const char*, std::size_t>{"events", s.events},
+                          {"spans", s.spans},
+                          {"processes", s.processes},
+                          {"threads", s.threads},
+                          {"unmatched", s.unmatched}}) {
+      o += ",\"";
+      o += key;
+      o += "\":";
+      json::append_uint(o, n);
+    }
+    o += ",\"wall_us\":";
+    json::append_double(o, wall_us);
+    o += ",\"regions\":";
+    append_rows(o, s.regions, args.top);
+    o += ",\"ops\":";
+    append_rows(o, s.ops, args.top);
+    o += ",\"gpu\":";
+    append_rows(o, s.gpu, args.top);
+    o += "}\n";
+    std::cout << o;
+    return kExitOk;
+  }
+  std::cout << "Trace: " << args.path << "\n  " << s.events << " events, " << s.spans
+            << " spans on " << s.threads << (s.threads == 1 ? " thread" : " threads") << " of "
+            << s.processes << (s.processes == 1 ? " process, " : " processes, ")
+            << fixed(wall_us / 1000, 3) << " ms from first to last event\n";
+  if (s.unmatched > 0) std::cout << "  " << s.unmatched << " unmatched B/E events ignored\n";
+  if (s.spans == 0) std::cout << "  no spans (ph X or B/E) in this trace\n";
+  // A region's share of the whole trace's wall time (regions nest, so these
+  // do not add up to 100).
+  print_table(
+      std::cout, "Region spans", "region", s.regions, regions_by_self, args.top, "%_of_trace",
+      [wall_us](const SpanTotals& r) { return wall_us > 0 ? 100 * r.total_us / wall_us : 0.0; });
+  print_table(std::cout, "Ops", "op", s.ops, ops_by_self, args.top, "self_%", self_share(s.ops));
+  print_table(std::cout, "GPU", "kernel", s.gpu, ops_by_self, args.top, "self_%",
+              self_share(s.gpu));
+  return kExitOk;
+}
+
+const CommandRegistration registration(50, [](CLI::App& app) -> Runner {
+  auto args = std::make_shared<SummaryArguments>();
+  CLI::App* cmd = app.add_subcommand(
+      "summary", "Top region spans and ops of a Chrome trace (.json or .json.gz) by time");
+  cmd->add_option("trace", args->path, "Chrome/Perfetto trace file")->required();
+  cmd->add_option("--top", args->top, "Rows per table (0: all)")->capture_default_str();
+  cmd->add_option("--sort", args->sort,
+                  "Order every table by 'self' or 'total' time (default: ops by self, regions "
+                  "by total)")
+      ->check(CLI::IsMember({"self", "total"}));
+  cmd->add_flag("--json", args->json, "Print one JSON object instead of tables");
+  return [args] { return run_summary(*args); };
+});
+
+}  // namespace
+}  // namespace regiontrace::cli

@@ -1,0 +1,173 @@
+// `regiontrace summary`: totals and self times computed from a trace whose
+// nesting is known, read back from --json and from the printed tables.
+#include <gtest/gtest.h>
+
+#include "cli_test_helpers.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+using nlohmann::json;
+
+json span(const std::string& name, const std::string& cat, int pid, int tid, double ts,
+          double dur) {
+  return {{"ph", "X"},  {"name", name}, {"cat", cat}, {"pid", pid},
+          {"tid", tid}, {"ts", ts},     {"dur", dur}};
+}
+
+// Thread (1,1): region denoise [0,100] holding linear [10,50] (holding mm
+//   [15,45]) and region attention [55,85] (holding mm [60,80]).
+// Thread (1,2): conv2d [0,50] holding convolution [1,49]; copy_ as a B/E pair
+//   [60,66]; mm [70,75].
+// GPU (0,7): two gemm kernels (12 and 8 us) and Kineto's GPU copy of the
+//   region annotation, which must not count.
+json known_trace() {
+  json events = json::array();
+  events.push_back({{"ph", "M"},
+                    {"name", "process_name"},
+                    {"pid", 1},
+                    {"tid", 0},
+                    {"args", {{"name", "python"}}}});
+  events.push_back({{"ph", "i"},
+                    {"name", "regiontrace.profiler.enable_collection"},
+                    {"s", "p"},
+                    {"pid", 1},
+                    {"tid", 1},
+                    {"ts", 0}});
+  // Listed out of order on purpose: nesting comes from times, not file order.
+  events.push_back(span("aten::mm", "cpu_op", 1, 1, 15, 30));
+  events.push_back(span("regiontrace.region::denoise", "user_annotation", 1, 1, 0, 100));
+  events.push_back(span("aten::linear", "cpu_op", 1, 1, 10, 40));
+  events.push_back(span("regiontrace.region::attention", "user_annotation", 1, 1, 55, 30));
+  events.push_back(span("aten::mm", "cpu_op", 1, 1, 60, 20));
+  events.push_back(span("aten::conv2d", "cpu_op", 1, 2, 0, 50));
+  events.push_back(span("aten::convolution", "cpu_op", 1, 2, 1, 48));
+  events.push_back({{"ph", "B"},
+                    {"name", "aten::copy_"},
+                    {"cat", "cpu_op"},
+                    {"pid", 1},
+                    {"tid", 2},
+                    {"ts", 60}});
+  events.push_back({{"ph", "E"}, {"pid", 1}, {"tid", 2}, {"ts", 66}});
+  events.push_back(span("aten::mm", "cpu_op", 1, 2, 70, 5));
+  events.push_back(span("gemm", "kernel", 0, 7, 16, 12));
+  events.push_back(span("gemm", "kernel", 0, 7, 61, 8));
+  events.push_back(span("regiontrace.region::denoise", "gpu_user_annotation", 0, 7, 0, 100));
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+const json* find_row(const json& rows, const std::string& name) {
+  for (const auto& row : rows) {
+    if (row["name"] == name) return &row;
+  }
+  return nullptr;
+}
+
+void expect_row(const json& rows, const std::string& name, int calls, double total, double self) {
+  const json* row = find_row(rows, name);
+  ASSERT_NE(row, nullptr) << name << " missing in " << rows.dump();
+  EXPECT_EQ((*row)["calls"], calls) << name;
+  EXPECT_DOUBLE_EQ((*row)["total_us"].get<double>(), total) << name;
+  EXPECT_DOUBLE_EQ((*row)["self_us"].get<double>(), self) << name;
+}
+
+class SummaryCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    plain_ = dir_.file("trace.json");
+    write_file(plain_, known_trace().dump(1));
+    gz_ = dir_.file("trace.json.gz");
+    write_gzip(gz_, known_trace().dump());
+  }
+
+  TempDir dir_;
+  std::string plain_;
+  std::string gz_;
+};
+
+TEST_F(SummaryCommand, TotalAndSelfTimesMatchTheNesting) {
+  const json s = run_cli_json("summary --json --top 0 " + shell_quoted(plain_), 0);
+  EXPECT_EQ(s["events"], 15);
+  EXPECT_EQ(s["spans"], 11);  // 10 X (the GPU annotation left out) + 1 B/E pair
+  EXPECT_EQ(s["processes"], 2);
+  EXPECT_EQ(s["threads"], 3);
+  EXPECT_EQ(s["unmatched"], 0);
+  EXPECT_DOUBLE_EQ(s["wall_us"].get<double>(), 100);
+
+  ASSERT_EQ(s["regions"].size(), 2u);
+  expect_row(s["regions"], "denoise", 1, 100, 100 - 40 - 30);
+  expect_row(s["regions"], "attention", 1, 30, 30 - 20);
+
+  ASSERT_EQ(s["ops"].size(), 5u);
+  expect_row(s["ops"], "aten::mm", 3, 30 + 20 + 5, 30 + 20 + 5);
+  expect_row(s["ops"], "aten::linear", 1, 40, 40 - 30);
+  expect_row(s["ops"], "aten::conv2d", 1, 50, 50 - 48);
+  expect_row(s["ops"], "aten::convolution", 1, 48, 48);
+  expect_row(s["ops"], "aten::copy_", 1, 6, 6);
+  const json* mm = find_row(s["ops"], "aten::mm");
+  EXPECT_DOUBLE_EQ((*mm)["min_us"].get<double>(), 5);
+  EXPECT_DOUBLE_EQ((*mm)["max_us"].get<double>(), 30);
+  EXPECT_DOUBLE_EQ((*mm)["avg_us"].get<double>(), 55.0 / 3);
+  EXPECT_EQ((*mm)["category"], "cpu_op");
+
+  ASSERT_EQ(s["gpu"].size(), 1u);
+  expect_row(s["gpu"], "gemm", 2, 20, 20);
+
+  // Same numbers from the gzip file.
+  json from_gz = run_cli_json("summary --json --top 0 " + shell_quoted(gz_), 0);
+  from_gz.erase("trace");
+  json from_plain = s;
+  from_plain.erase("trace");
+  EXPECT_EQ(from_gz, from_plain);
+}
+
+TEST_F(SummaryCommand, SortAndTopChooseTheRows) {
+  // Ops by self time by default, by total with --sort total.
+  json s = run_cli_json("summary --json " + shell_quoted(plain_), 0);
+  std::vector<std::string> names;
+  for (const auto& row : s["ops"]) names.push_back(row["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"aten::mm", "aten::convolution", "aten::linear",
+                                             "aten::copy_", "aten::conv2d"}));
+  s = run_cli_json("summary --json --sort total --top 2 " + shell_quoted(plain_), 0);
+  names.clear();
+  for (const auto& row : s["ops"]) names.push_back(row["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"aten::mm", "aten::conv2d"}));
+  EXPECT_EQ(s["regions"][0]["name"], "denoise");
+}
+
+TEST_F(SummaryCommand, PrintsTables) {
+  const auto r = run_cli("summary --top 2 " + shell_quoted(gz_));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto& out = r.output;
+  EXPECT_NE(out.find("15 events, 11 spans on 3 threads of 2 processes, 0.100 ms"),
+            std::string::npos)
+      << out;
+  const auto regions = out.find("Region spans (by total time):");
+  const auto ops = out.find("Ops (by self time, top 2 of 5):");
+  const auto gpu = out.find("GPU (by self time):");
+  ASSERT_NE(regions, std::string::npos) << out;
+  ASSERT_NE(ops, std::string::npos) << out;
+  ASSERT_NE(gpu, std::string::npos) << out;
+  // denoise: 100 us total = 0.100 ms, 30 us self, 100% of the trace.
+  EXPECT_NE(out.find("denoise        1     0.100    0.030       100.0"), std::string::npos) << out;
+  // mm first: 55 us of the 121 us of op self time.
+  const auto mm = out.find("aten::mm", ops);
+  const auto convolution = out.find("aten::convolution", ops);
+  EXPECT_LT(mm, convolution);
+  EXPECT_LT(convolution, gpu);
+  EXPECT_NE(out.find("45.5", mm), std::string::npos) << out;
+  EXPECT_EQ(out.find("aten::linear", ops), std::string::npos) << "--top 2 shows two rows";
+}
+
+TEST_F(SummaryCommand, BadInputExitsTwo) {
+  const auto bad = dir_.file("bad.json");
+  write_file(bad, "not json");
+  auto r = run_cli("summary " + shell_quoted(bad));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bad.json"), std::string::npos) << r.output;
+  EXPECT_EQ(run_cli("summary " + shell_quoted(dir_.file("missing.json"))).exit_code, 2);
+  EXPECT_EQ(run_cli("summary --sort fastest " + shell_quoted(plain_)).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace regiontrace::test

@@ -1,0 +1,230 @@
+// What the torch_profiler sink costs, measured against libtorch's own
+// profiler in the same run:
+//   - a selected region around a small op, sink on, against the same op
+//     under the bare libtorch profiler (target: within 10%);
+//   - a selected region with nothing inside: the sink's own cost per region;
+//   - an op outside selected regions while a collection window is live;
+//   - a region that is configured (declared, the sink running) but not
+//     selected (target: the foundation's unrouted figure), next to the same
+//     region with nothing configured.
+// Repetitions are interleaved at random so that load from other processes
+// falls on both sides alike; ops run on one thread (at::set_num_threads(1))
+// and the ratios use the median CPU time of the benchmark thread, which
+// other processes on a shared machine disturb less than wall time. Both are
+// printed last.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "regiontrace/regiontrace.hpp"
+
+namespace {
+
+RT_DECLARE_REGION(kSelected, "bench_selected", "selected by the sink in this benchmark");
+RT_DECLARE_REGION(kConfigured, "bench_configured", "declared, running sink, but not selected");
+
+constexpr int kIterations = 5000;
+constexpr int kRepetitions = 15;
+
+int op_size() {
+  static const int size = [] {
+    const char* s = std::getenv("TP_BENCH_SIZE");
+    return s != nullptr ? std::atoi(s) : 32;
+  }();
+  return size;
+}
+
+const at::Tensor& operand() {
+  static const at::Tensor t = at::randn({op_size(), op_size()});
+  return t;
+}
+
+std::string output_dir() {
+  static const std::string dir = [] {
+    const auto d = std::filesystem::temp_directory_path() / "regiontrace_tp_bench";
+    std::filesystem::create_directories(d);
+    return d.string();
+  }();
+  return dir;
+}
+
+void start_sink() {
+  regiontrace::Options o;
+  o.read_environment = false;
+  o.set("output_dir", output_dir());
+  o.set("log_level", "warn");
+  o.set("sinks.torch_profiler.regions", "bench_selected");
+  o.set("sinks.torch_profiler.gzip", "false");
+  o.set("sinks.torch_profiler.keep_last", "1");
+  regiontrace::init(o);
+}
+
+void BM_Op(benchmark::State& state) {
+  const at::Tensor& a = operand();
+  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
+}
+
+void BM_OpUnderBareProfiler(benchmark::State& state) {
+  namespace prof = torch::autograd::profiler;
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+  prof::prepareProfiler(config, cpu);
+  prof::enableProfiler(config, cpu);
+  const at::Tensor& a = operand();
+  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
+  prof::disableProfiler();  // after the timed loop, like the sink's trace writing
+}
+
+void BM_OpInSelectedRegion(benchmark::State& state) {
+  start_sink();
+  const at::Tensor& a = operand();
+  for (auto _ : state) {
+    RT_REGION("bench_selected");
+    benchmark::DoNotOptimize(at::mm(a, a));
+  }
+  regiontrace::shutdown();  // writes the trace; after the timed loop
+}
+
+void BM_Empty(benchmark::State& state) {
+  for (auto _ : state) benchmark::ClobberMemory();
+}
+
+// An op outside every selected region once a window is live: the profiler's
+// callback is registered for every thread then, and returns at its gate.
+void BM_OpOutsideRegionsWindowLive(benchmark::State& state) {
+  start_sink();
+  { RT_REGION("bench_selected"); }  // starts the window
+  const at::Tensor& a = operand();
+  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
+  regiontrace::shutdown();
+}
+
+// The sink's own cost per selected region: collection switched on and off,
+// a span and two markers recorded, nothing inside.
+void BM_SelectedRegionEmpty(benchmark::State& state) {
+  start_sink();
+  for (auto _ : state) {
+    RT_REGION("bench_selected");
+    benchmark::ClobberMemory();
+  }
+  regiontrace::shutdown();
+}
+
+void BM_RegionNothingConfigured(benchmark::State& state) {
+  regiontrace::Options o;
+  o.read_environment = false;
+  o.set("log_level", "warn");
+  regiontrace::init(o);  // no sink: regions are off
+  for (auto _ : state) {
+    RT_REGION("bench_configured");
+    benchmark::ClobberMemory();
+  }
+  regiontrace::shutdown();
+}
+
+void BM_ConfiguredRegionNotSelected(benchmark::State& state) {
+  start_sink();
+  for (auto _ : state) {
+    RT_REGION("bench_configured");
+    benchmark::ClobberMemory();
+  }
+  regiontrace::shutdown();
+}
+
+#define TP_BENCH(fn, iterations)   \
+  BENCHMARK(fn)                    \
+      ->Iterations(iterations)     \
+      ->Repetitions(kRepetitions)  \
+      ->ReportAggregatesOnly(true) \
+      ->Unit(benchmark::kNanosecond)
+TP_BENCH(BM_Op, kIterations);
+TP_BENCH(BM_OpUnderBareProfiler, kIterations);
+TP_BENCH(BM_OpInSelectedRegion, kIterations);
+TP_BENCH(BM_OpOutsideRegionsWindowLive, kIterations);
+TP_BENCH(BM_SelectedRegionEmpty, 200000);
+TP_BENCH(BM_Empty, 2000000);
+TP_BENCH(BM_RegionNothingConfigured, 2000000);
+TP_BENCH(BM_ConfiguredRegionNotSelected, 2000000);
+
+// Keeps the median of every benchmark for the ratios.
+class MedianReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
+        medians[r.run_name.function_name] = {r.GetAdjustedCPUTime(), r.GetAdjustedRealTime()};
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  struct Median {
+    double cpu = 0;
+    double real = 0;
+  };
+  std::map<std::string, Median> medians;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  args.insert(args.begin() + 1, interleave.data());
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  at::set_num_threads(1);
+  MedianReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  auto& m = reporter.medians;
+  if (m.count("BM_OpUnderBareProfiler") && m.count("BM_OpInSelectedRegion") && m.count("BM_Op")) {
+    const auto& alone = m["BM_Op"];
+    const auto& bare = m["BM_OpUnderBareProfiler"];
+    const auto& sink = m["BM_OpInSelectedRegion"];
+    std::printf(
+        "\n%dx%d matmul, CPU time (wall time): %.0f ns (%.0f) alone, %.0f ns (%.0f) under the "
+        "bare libtorch profiler, %.0f ns (%.0f) in a selected region with the sink\n",
+        op_size(), op_size(), alone.cpu, alone.real, bare.cpu, bare.real, sink.cpu, sink.real);
+    std::printf(
+        "ratio selected region with the sink / bare profiler: %.3f CPU (%.3f wall), "
+        "target <= 1.10; the sink adds %.0f ns CPU per region\n",
+        sink.cpu / bare.cpu, sink.real / bare.real, sink.cpu - bare.cpu);
+  }
+  if (m.count("BM_OpOutsideRegionsWindowLive") && m.count("BM_Op")) {
+    std::printf(
+        "op outside selected regions while a window is live: %.0f ns CPU, %.3f x the op "
+        "alone\n",
+        m["BM_OpOutsideRegionsWindowLive"].cpu,
+        m["BM_OpOutsideRegionsWindowLive"].cpu / m["BM_Op"].cpu);
+  }
+  if (m.count("BM_SelectedRegionEmpty")) {
+    std::printf(
+        "selected region with nothing inside (collection on and off, span, markers): "
+        "%.0f ns CPU (%.0f wall)\n",
+        m["BM_SelectedRegionEmpty"].cpu, m["BM_SelectedRegionEmpty"].real);
+    if (m.count("BM_OpUnderBareProfiler")) {
+      std::printf(
+          "that is %.1f%% of the op under the bare profiler (the ratio above, without "
+          "the noise of timing the op twice)\n",
+          100.0 * m["BM_SelectedRegionEmpty"].cpu / m["BM_OpUnderBareProfiler"].cpu);
+    }
+  }
+  if (m.count("BM_Empty") && m.count("BM_ConfiguredRegionNotSelected") &&
+      m.count("BM_RegionNothingConfigured")) {
+    const double empty = m["BM_Empty"].cpu;
+    std::printf(
+        "configured but not selected region: %.2f ns CPU per enter+exit; with nothing "
+        "configured: %.2f ns (empty loop %.2f ns)\n",
+        m["BM_ConfiguredRegionNotSelected"].cpu - empty,
+        m["BM_RegionNothingConfigured"].cpu - empty, empty);
+  }
+  return 0;
+}

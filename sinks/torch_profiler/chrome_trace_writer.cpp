@@ -1,0 +1,376 @@
+#include "chrome_trace_writer.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "regiontrace/sdk/json_writer.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+namespace json = regiontrace::json;
+
+// Trace metadata written after the events is kept below this size, so the
+// byte limit can be checked before it is known exactly.
+constexpr std::uint64_t kTailReserve = 4096;
+
+// Microseconds with three decimals, from integer nanoseconds: no rounding
+// through a double on the way out.
+void append_us(std::string& out, std::int64_t ns) {
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
+  json::append_int(out, ns / 1000);
+  const int frac = static_cast<int>(ns % 1000);
+  if (frac != 0) {
+    char buf[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                   static_cast<char>('0' + frac % 10), 0};
+    out += '.';
+    out += buf;
+  }
+}
+
+class EventFormatter {
+ public:
+  EventFormatter(const TraceData& data, std::int64_t base_ns) : data_(data), base_(base_ns) {}
+
+  void header(std::string& out, std::string_view ph, std::string_view cat, std::string_view name,
+              std::uint64_t tid, std::int64_t ts_ns) const {
+    out += "{\"ph\":\"";
+    out.append(ph);
+    out += "\",\"cat\":\"";
+    out.append(cat);
+    out += "\",\"name\":";
+    json::append_escaped(out, name);
+    out += ",\"pid\":";
+    json::append_int(out, data_.pid);
+    out += ",\"tid\":";
+    json::append_uint(out, tid);
+    out += ",\"ts\":";
+    append_us(out, ts_ns - base_);
+  }
+
+  void op(std::string& out, const OpRecord& op, std::int64_t memory_delta) const {
+    if (op.kind == OpRecord::Kind::kMemory) {
+      header(out, "i", "cpu_instant_event", op.name, op.thread, op.start_ns);
+      out += ",\"s\":\"t\",\"args\":{\"Bytes\":";
+      json::append_int(out, op.bytes);
+      out += ",\"Device Type\":";
+      json::append_int(out, op.device_type);
+      out += ",\"Device Id\":";
+      json::append_int(out, op.device_index);
+      out += "}}";
+      return;
+    }
+    header(out, "X", op.kind == OpRecord::Kind::kDevice ? "kernel" : "cpu_op", op.name, op.thread,
+           op.start_ns);
+    out += ",\"dur\":";
+    append_us(out, op.duration_ns);
+    out += ",\"args\":{";
+    bool first = true;
+    auto key = [&](const char* k) {
+      if (!first) out += ',';
+      first = false;
+      out += '"';
+      out += k;
+      out += "\":";
+    };
+    if (data_.record_shapes && op.has_shapes) {
+      key("Input Dims");
+      out += '[';
+      for (std::size_t i = 0; i < op.shapes.size(); ++i) {
+        if (i) out += ',';
+        out += '[';
+        for (std::size_t j = 0; j < op.shapes[i].size(); ++j) {
+          if (j) out += ',';
+          json::append_int(out, op.shapes[i][j]);
+        }
+        out += ']';
+      }
+      out += ']';
+      key("Input type");
+      out += '[';
+      for (std::size_t i = 0; i < op.dtypes.size(); ++i) {
+        if (i) out += ',';
+        json::append_escaped(out, op.dtypes[i]);
+      }
+      out += ']';
+    }
+    if (data_.with_flops && op.flops > 0) {
+      key("flops");
+      json::append_uint(out, op.flops);
+    }
+    if (data_.with_stack && !op.stack.empty()) {
+      std::string joined;
+      for (const std::string& frame : op.stack) joined += (joined.empty() ? "" : ";") + frame;
+      key("Call stack");
+      json::append_escaped(out, joined);
+    }
+    if (data_.profile_memory && op.kind == OpRecord::Kind::kCpuOp) {
+      key("Memory Delta (bytes)");
+      json::append_int(out, memory_delta);
+    }
+    if (op.sequence_nr >= 0) {
+      key("Sequence number");
+      json::append_int(out, op.sequence_nr);
+    }
+    if (op.kind == OpRecord::Kind::kDevice) {
+      key("device");
+      json::append_int(out, op.device_index);
+      key("correlation");
+      json::append_uint(out, op.correlation_id);
+    }
+    out += "}}";
+  }
+
+  void span(std::string& out, const RegionSpan& s) const {
+    header(out, "X", "user_annotation", data_.span_name(s.region), s.thread, s.start_ns);
+    out += ",\"dur\":";
+    append_us(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
+    out += ",\"args\":{\"region\":";
+    json::append_escaped(out, data_.region_name(s.region));
+    out += ",\"path\":";
+    json::append_escaped(out, s.path);
+    out += ",\"depth\":";
+    json::append_int(out, s.depth);
+    if (s.has_step) {
+      out += ",\"step\":";
+      json::append_int(out, s.step);
+    }
+    if (s.unwinding) out += ",\"unwinding\":true";
+    if (s.clipped_begin) out += ",\"clipped_begin\":true";
+    if (s.open_at_end) out += ",\"open_at_end\":true";
+    out += "}}";
+  }
+
+  void marker(std::string& out, const CollectionMarker& m) const {
+    const std::string name =
+        data_.prefix + (m.enable ? ".profiler.enable_collection" : ".profiler.disable_collection");
+    header(out, "i", "user_annotation", name, m.thread, m.time_ns);
+    out += ",\"s\":\"t\",\"args\":{\"reason\":";
+    json::append_escaped(out, m.reason);
+    out += "}}";
+  }
+
+  void names(std::string& out, bool process, std::int64_t* count) const {
+    auto meta = [&](const char* what, std::uint64_t tid, const std::string& value) {
+      if (!out.empty()) out += ',';
+      out += "{\"ph\":\"M\",\"name\":\"";
+      out += what;
+      out += "\",\"pid\":";
+      json::append_int(out, data_.pid);
+      out += ",\"tid\":";
+      json::append_uint(out, tid);
+      out += ",\"args\":{\"name\":";
+      json::append_escaped(out, value);
+      out += "}}";
+      ++*count;
+    };
+    if (process)
+      meta("process_name", 0,
+           "rank " + std::to_string(data_.rank) + " (pid " + std::to_string(data_.pid) + ")");
+    for (const ThreadInfo& t : data_.threads) meta("thread_name", t.tid, t.name);
+  }
+
+ private:
+  const TraceData& data_;
+  std::int64_t base_;
+};
+
+// Inclusive allocation balance of every CPU op: the [memory] events of its
+// thread that fall inside it, summed.
+std::vector<std::int64_t> memory_deltas(const std::vector<OpRecord>& ops) {
+  std::vector<std::int64_t> out(ops.size(), 0);
+  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_thread;
+  for (const OpRecord& op : ops) {
+    if (op.kind == OpRecord::Kind::kMemory)
+      by_thread[op.thread].emplace_back(op.start_ns, op.bytes);
+  }
+  if (by_thread.empty()) return out;
+  std::map<std::uint64_t, std::vector<std::int64_t>> prefix;
+  for (auto& [tid, events] : by_thread) {
+    std::sort(events.begin(), events.end());
+    std::vector<std::int64_t>& p = prefix[tid];
+    p.push_back(0);
+    for (const auto& e : events) p.push_back(p.back() + e.second);
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpRecord& op = ops[i];
+    if (op.kind != OpRecord::Kind::kCpuOp) continue;
+    auto it = by_thread.find(op.thread);
+    if (it == by_thread.end()) continue;
+    const auto& events = it->second;
+    auto lo =
+        std::lower_bound(events.begin(), events.end(),
+                         std::make_pair(op.start_ns, std::numeric_limits<std::int64_t>::min()));
+    auto hi = std::upper_bound(
+        events.begin(), events.end(),
+        std::make_pair(op.start_ns + op.duration_ns, std::numeric_limits<std::int64_t>::max()));
+    const auto& p = prefix[op.thread];
+    out[i] = p[static_cast<std::size_t>(hi - events.begin())] -
+             p[static_cast<std::size_t>(lo - events.begin())];
+  }
+  return out;
+}
+
+struct Entry {
+  std::int64_t ts;
+  std::int64_t dur;
+  std::uint8_t family;  // 0 region span, 1 marker, 2 op: spans open before the ops inside them
+  std::size_t index;
+};
+
+std::vector<Entry> ordered_entries(const TraceData& data) {
+  std::vector<Entry> e;
+  e.reserve(data.ops.size() + data.spans.size() + data.markers.size());
+  for (std::size_t i = 0; i < data.spans.size(); ++i) {
+    e.push_back({data.spans[i].start_ns, data.spans[i].end_ns - data.spans[i].start_ns, 0, i});
+  }
+  for (std::size_t i = 0; i < data.markers.size(); ++i) {
+    e.push_back({data.markers[i].time_ns, 0, 1, i});
+  }
+  for (std::size_t i = 0; i < data.ops.size(); ++i) {
+    e.push_back({data.ops[i].start_ns, data.ops[i].duration_ns, 2, i});
+  }
+  std::stable_sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.family != b.family) return a.family < b.family;
+    return a.dur > b.dur;
+  });
+  return e;
+}
+
+std::int64_t earliest(const TraceData& data) {
+  std::int64_t base = std::numeric_limits<std::int64_t>::max();
+  for (const auto& s : data.spans) base = std::min(base, s.start_ns);
+  for (const auto& m : data.markers) base = std::min(base, m.time_ns);
+  for (const auto& o : data.ops) base = std::min(base, o.start_ns);
+  return base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
+}
+
+}  // namespace
+
+TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
+                                   OutputFile& out) {
+  TraceWriteStats stats;
+  const std::int64_t base = earliest(data);
+  const EventFormatter fmt(data, base);
+  const std::vector<std::int64_t> deltas =
+      data.profile_memory ? memory_deltas(data.ops) : std::vector<std::int64_t>();
+
+  std::string buf;
+  buf.reserve(1 << 20);
+  buf += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
+  json::append_int(buf, base);
+  buf += ",\"traceEvents\":[";
+  std::int64_t names = 0;
+  std::string meta;
+  fmt.names(meta, true, &names);
+  buf += meta;
+  std::uint64_t bytes = buf.size();
+  bool any = !meta.empty();
+
+  const std::vector<Entry> entries = ordered_entries(data);
+  std::string one;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const Entry& e = entries[k];
+    one.clear();
+    if (any) one += ',';
+    if (e.family == 0) {
+      fmt.span(one, data.spans[e.index]);
+    } else if (e.family == 1) {
+      fmt.marker(one, data.markers[e.index]);
+    } else {
+      fmt.op(one, data.ops[e.index], deltas.empty() ? 0 : deltas[e.index]);
+    }
+    const bool over_count = limits.max_events > 0 && stats.events_written >= limits.max_events;
+    const bool over_bytes =
+        limits.max_bytes > 0 && bytes + one.size() + kTailReserve > limits.max_bytes;
+    if (over_count || over_bytes) {
+      stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
+      stats.events_cut = static_cast<std::int64_t>(entries.size() - k);
+      stats.cut_at_ns = e.ts;
+      break;
+    }
+    buf += one;
+    bytes += one.size();
+    any = true;
+    ++stats.events_written;
+    if (buf.size() > (1u << 20)) {
+      out.write(buf);
+      buf.clear();
+    }
+  }
+
+  buf += "],\"regiontrace\":{\"rank\":";
+  json::append_int(buf, data.rank);
+  buf += ",\"world_size\":";
+  json::append_int(buf, data.world_size);
+  buf += ",\"pid\":";
+  json::append_int(buf, data.pid);
+  buf += ",\"prefix\":";
+  json::append_escaped(buf, data.prefix);
+  buf += ",\"torch_version\":";
+  json::append_escaped(buf, data.torch_version);
+  buf += ",\"source\":\"ProfilerResult::events\"";
+  if (data.has_steps) {
+    buf += ",\"steps\":{\"first\":";
+    json::append_int(buf, data.first_step);
+    buf += ",\"last\":";
+    json::append_int(buf, data.last_step);
+    buf += '}';
+  }
+  buf += ",\"record_shapes\":";
+  buf += data.record_shapes ? "true" : "false";
+  buf += ",\"profile_memory\":";
+  buf += data.profile_memory ? "true" : "false";
+  buf += ",\"with_stack\":";
+  buf += data.with_stack ? "true" : "false";
+  buf += ",\"with_flops\":";
+  buf += data.with_flops ? "true" : "false";
+  buf += ",\"events\":";
+  json::append_int(buf, stats.events_written);
+  buf += ",\"cut\":";
+  if (stats.cut_reason.empty() && data.cap_reason.empty()) {
+    buf += "null";
+  } else {
+    buf += "{\"reason\":";
+    json::append_escaped(buf, stats.cut_reason.empty() ? data.cap_reason : stats.cut_reason);
+    buf += ",\"events_left_out\":";
+    json::append_int(buf, stats.events_cut);
+    buf += ",\"op_calls_not_recorded\":";
+    json::append_int(buf, data.ops_refused);
+    if (!stats.cut_reason.empty()) {
+      buf += ",\"cut_at_us\":";
+      append_us(buf, stats.cut_at_ns - base);
+    }
+    buf += '}';
+  }
+  buf += "}}\n";
+  out.write(buf);
+  stats.bytes = out.bytes_written();
+  return stats;
+}
+
+std::string format_sink_events(const TraceData& data, std::int64_t base_ns, std::int64_t* count) {
+  const EventFormatter fmt(data, base_ns);
+  std::string out;
+  *count = 0;
+  fmt.names(out, false, count);  // the trace names its process already
+  for (const RegionSpan& s : data.spans) {
+    if (!out.empty()) out += ',';
+    fmt.span(out, s);
+    ++*count;
+  }
+  for (const CollectionMarker& m : data.markers) {
+    if (!out.empty()) out += ',';
+    fmt.marker(out, m);
+    ++*count;
+  }
+  return out;
+}
+
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,40 @@
+// Writes a TraceData as a Chrome trace ("JSON object format"), the format
+// Perfetto UI and chrome://tracing open: `traceEvents` with `ph: X` spans for
+// ops and regions, `ph: i` instants for collection markers and allocations,
+// `ph: M` process and thread names. Like Kineto's traces, `ts` is in
+// microseconds relative to the top-level `baseTimeNanoseconds` (Unix epoch),
+// so traces of several ranks line up on one timeline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "output_file.hpp"
+#include "trace_model.hpp"
+
+namespace regiontrace::torch_profiler {
+
+struct TraceLimits {
+  std::int64_t max_events = 0;  // 0: no limit; counts every event but the ph:M names
+  std::uint64_t max_bytes = 0;  // 0: no limit; the uncompressed size of the whole file
+};
+
+struct TraceWriteStats {
+  std::int64_t events_written = 0;
+  std::int64_t events_cut = 0;  // the latest events, left out by a limit
+  std::int64_t cut_at_ns = 0;   // start of the first event left out (epoch ns)
+  std::string cut_reason;       // "max_events" or "max_trace_mb", empty when nothing was cut
+  std::uint64_t bytes = 0;
+};
+
+// Writes everything in time order until a limit is reached; what does not fit
+// is counted in the result and in the trace's own `regiontrace.cut` record.
+TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
+                                   OutputFile& out);
+
+// The sink's own events (thread names, region spans, collection markers) as
+// comma-separated JSON objects, timed against `base_ns`: what is spliced into
+// a trace libtorch wrote itself. `count` receives the number of events.
+std::string format_sink_events(const TraceData& data, std::int64_t base_ns, std::int64_t* count);
+
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,57 @@
+// One collection window: a profiler session from its start to the trace file
+// it becomes (the whole run, a run of selected steps, or one schedule cycle),
+// the steps it covered and the threads that collected in it. Region spans and
+// markers wait in each thread's own buffer (thread_registry.hpp) until the
+// window finishes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "profiler_session.hpp"
+#include "step_schedule.hpp"
+
+namespace regiontrace::torch_profiler {
+
+struct ThreadState;
+
+class CollectionWindow {
+ public:
+  // Starts the profiler; throws std::runtime_error when libtorch refuses.
+  CollectionWindow(const ProfilerOptions& options, std::int64_t op_budget, StepDecision gate,
+                   bool has_step, std::int64_t step);
+
+  ProfilerSession& session() { return session_; }
+  StepPhase phase() const { return gate_.phase; }
+  std::int64_t cycle() const { return gate_.cycle; }
+
+  // Steady-clock (RegionEvent) nanoseconds to the profiler's epoch clock.
+  std::int64_t to_epoch(std::int64_t steady_ns) const { return steady_ns + clock_offset_; }
+
+  // Ignored once the window is finished.
+  void note_step(std::int64_t step);
+  void add_participant(ThreadState* thread);  // a thread that collected in this window
+
+  struct Records {
+    std::vector<ThreadState*> participants;
+    bool has_steps = false;
+    std::int64_t first_step = 0;
+    std::int64_t last_step = 0;
+  };
+  // Marks the window finished and hands over what it knows.
+  Records take_records();
+
+ private:
+  ProfilerSession session_;
+  StepDecision gate_;
+  std::int64_t clock_offset_ = 0;
+  std::mutex mutex_;
+  bool finished_ = false;
+  Records records_;
+  std::set<ThreadState*> participants_;
+};
+
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,272 @@
+#include "op_summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "regiontrace/sdk/json_writer.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+namespace json = regiontrace::json;
+
+std::string shapes_text(const OpRecord& op) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < op.shapes.size(); ++i) {
+    if (i) s += ", ";
+    s += '[';
+    for (std::size_t j = 0; j < op.shapes[i].size(); ++j) {
+      if (j) s += ", ";
+      s += std::to_string(op.shapes[i][j]);
+    }
+    s += ']';
+  }
+  return s + "]";
+}
+
+// Self time of every CPU op: its duration minus that of the ops directly
+// inside it on the same thread.
+std::vector<std::int64_t> self_times(const std::vector<OpRecord>& ops) {
+  std::vector<std::int64_t> self(ops.size(), 0);
+  std::map<std::uint64_t, std::vector<std::size_t>> by_thread;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == OpRecord::Kind::kCpuOp) by_thread[ops[i].thread].push_back(i);
+  }
+  for (auto& [tid, idx] : by_thread) {
+    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+      if (ops[a].start_ns != ops[b].start_ns) return ops[a].start_ns < ops[b].start_ns;
+      return ops[a].duration_ns > ops[b].duration_ns;
+    });
+    std::vector<std::int64_t> children(idx.size(), 0);
+    std::vector<std::size_t> stack;  // positions in idx
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const OpRecord& op = ops[idx[k]];
+      while (!stack.empty()) {
+        const OpRecord& top = ops[idx[stack.back()]];
+        if (op.start_ns < top.start_ns + top.duration_ns) break;
+        stack.pop_back();
+      }
+      if (!stack.empty()) children[stack.back()] += op.duration_ns;
+      stack.push_back(k);
+    }
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      self[idx[k]] = std::max<std::int64_t>(0, ops[idx[k]].duration_ns - children[k]);
+    }
+  }
+  return self;
+}
+
+template <typename Key>
+std::vector<OpStats> sorted(std::map<Key, OpStats>& table, bool by_self) {
+  std::vector<OpStats> v;
+  v.reserve(table.size());
+  for (auto& [k, s] : table) v.push_back(std::move(s));
+  std::stable_sort(v.begin(), v.end(), [by_self](const OpStats& a, const OpStats& b) {
+    return by_self ? a.self_ns > b.self_ns : a.total_ns > b.total_ns;
+  });
+  return v;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t width, bool left) {
+  if (s.size() > width) s = s.substr(0, width - 3) + "...";
+  const std::string fill(width - s.size(), ' ');
+  return left ? s + fill : fill + s;
+}
+
+void table(std::string& out, const std::string& title, const std::vector<OpStats>& rows,
+           std::int64_t total_self, bool shapes, std::size_t max_rows) {
+  std::size_t name_w = 4;
+  for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
+    name_w = std::max(name_w, rows[i].name.size());
+  }
+  name_w = std::min<std::size_t>(name_w, 56);
+  out += title + "\n";
+  out += pad("Name", name_w, true) + pad("Calls", 9, false) + pad("Self ms", 12, false) +
+         pad("Self %", 9, false) + pad("Total ms", 12, false) + pad("Avg us", 11, false) +
+         pad("FLOPs", 16, false) + (shapes ? "  Input shapes" : "") + "\n";
+  for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
+    const OpStats& r = rows[i];
+    const double pct = total_self > 0 ? 100.0 * static_cast<double>(r.self_ns) / total_self : 0.0;
+    out +=
+        pad(r.name, name_w, true) + pad(std::to_string(r.calls), 9, false) +
+        pad(fixed(r.self_ns / 1e6, 3), 12, false) + pad(fixed(pct, 1) + "%", 9, false) +
+        pad(fixed(r.total_ns / 1e6, 3), 12, false) +
+        pad(fixed(r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0, 2), 11, false) +
+        pad(std::to_string(r.flops), 16, false) + (shapes ? "  " + r.input_shapes : "") + "\n";
+  }
+  if (rows.size() > max_rows) {
+    out += "... " + std::to_string(rows.size() - max_rows) +
+           " more rows in the .summary.json next to this file\n";
+  }
+  out += "\n";
+}
+
+void stats_json(std::string& out, const std::vector<OpStats>& rows, bool shapes) {
+  out += '[';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const OpStats& r = rows[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    json::append_escaped(out, r.name);
+    if (shapes) {
+      out += ",\"input_shapes\":";
+      json::append_escaped(out, r.input_shapes);
+    }
+    out += ",\"calls\":";
+    json::append_int(out, r.calls);
+    out += ",\"self_us\":";
+    json::append_double(out, r.self_ns / 1e3);
+    out += ",\"total_us\":";
+    json::append_double(out, r.total_ns / 1e3);
+    out += ",\"avg_us\":";
+    json::append_double(out, r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0);
+    out += ",\"flops\":";
+    json::append_uint(out, r.flops);
+    out += '}';
+  }
+  out += ']';
+}
+
+std::string steps_text(const TraceData& data) {
+  if (!data.has_steps) return "no steps";
+  if (data.first_step == data.last_step) return "step " + std::to_string(data.first_step);
+  return "steps " + std::to_string(data.first_step) + "-" + std::to_string(data.last_step);
+}
+
+}  // namespace
+
+OpSummary summarize(const TraceData& data) {
+  OpSummary s;
+  const std::vector<std::int64_t> self = self_times(data.ops);
+  std::map<std::string, OpStats> ops;
+  std::map<std::pair<std::string, std::string>, OpStats> shapes;
+  std::map<std::string, OpStats> device;
+  for (std::size_t i = 0; i < data.ops.size(); ++i) {
+    const OpRecord& op = data.ops[i];
+    if (op.kind == OpRecord::Kind::kMemory) continue;
+    if (op.kind == OpRecord::Kind::kDevice) {
+      OpStats& d = device[op.name];
+      d.name = op.name;
+      ++d.calls;
+      d.self_ns += op.duration_ns;
+      d.total_ns += op.duration_ns;
+      continue;
+    }
+    auto add = [&](OpStats& st) {
+      ++st.calls;
+      st.self_ns += self[i];
+      st.total_ns += op.duration_ns;
+      st.flops += op.flops;
+    };
+    OpStats& st = ops[op.name];
+    st.name = op.name;
+    add(st);
+    if (data.record_shapes) {
+      const std::string key = shapes_text(op);
+      OpStats& sh = shapes[{op.name, key}];
+      sh.name = op.name;
+      sh.input_shapes = key;
+      add(sh);
+    }
+    ++s.op_calls;
+    s.self_ns += self[i];
+  }
+  s.by_op = sorted(ops, true);
+  s.by_shape = sorted(shapes, true);
+  s.device = sorted(device, false);
+  std::map<std::string, RegionStats> regions;
+  for (const RegionSpan& span : data.spans) {
+    RegionStats& r = regions[data.region_name(span.region)];
+    r.name = data.region_name(span.region);
+    ++r.count;
+    r.total_ns += std::max<std::int64_t>(0, span.end_ns - span.start_ns);
+  }
+  for (auto& [name, r] : regions) s.regions.push_back(r);
+  std::stable_sort(
+      s.regions.begin(), s.regions.end(),
+      [](const RegionStats& a, const RegionStats& b) { return a.total_ns > b.total_ns; });
+  return s;
+}
+
+std::string summary_text(const OpSummary& summary, const TraceData& data,
+                         const std::string& trace_file, std::size_t max_rows) {
+  std::string out = "torch_profiler op summary: rank " + std::to_string(data.rank) + ", pid " +
+                    std::to_string(data.pid) + ", " + steps_text(data) + "\n";
+  out += "trace: " + trace_file + "\n";
+  out += std::to_string(summary.op_calls) + " op calls, " + fixed(summary.self_ns / 1e6, 3) +
+         " ms of op self time\n";
+  if (!data.cap_reason.empty()) {
+    out += "collection stopped early (" + data.cap_reason +
+           "): " + std::to_string(data.ops_refused) + " op calls after that were not recorded\n";
+  }
+  out += "\n";
+  table(out, "Ops by self time", summary.by_op, summary.self_ns, false, max_rows);
+  if (data.record_shapes) {
+    table(out, "Ops by input shapes, by self time", summary.by_shape, summary.self_ns, true,
+          max_rows);
+  }
+  if (!summary.device.empty()) {
+    table(out, "Device activity by time", summary.device, 0, false, max_rows);
+  }
+  if (!summary.regions.empty()) {
+    out += "Regions\n";
+    for (const RegionStats& r : summary.regions) {
+      out += pad(data.prefix + ".region::" + r.name, 56, true) +
+             pad(std::to_string(r.count), 9, false) +
+             pad(fixed(r.total_ns / 1e6, 3) + " ms", 15, false) + "\n";
+    }
+  }
+  return out;
+}
+
+std::string summary_json(const OpSummary& summary, const TraceData& data,
+                         const std::string& trace_file) {
+  std::string out = "{\"rank\":";
+  json::append_int(out, data.rank);
+  out += ",\"pid\":";
+  json::append_int(out, data.pid);
+  out += ",\"trace\":";
+  json::append_escaped(out, trace_file);
+  if (data.has_steps) {
+    out += ",\"steps\":{\"first\":";
+    json::append_int(out, data.first_step);
+    out += ",\"last\":";
+    json::append_int(out, data.last_step);
+    out += '}';
+  }
+  out += ",\"op_calls\":";
+  json::append_int(out, summary.op_calls);
+  out += ",\"self_us\":";
+  json::append_double(out, summary.self_ns / 1e3);
+  out += ",\"ops\":";
+  stats_json(out, summary.by_op, false);
+  if (data.record_shapes) {
+    out += ",\"by_input_shapes\":";
+    stats_json(out, summary.by_shape, true);
+  }
+  out += ",\"device\":";
+  stats_json(out, summary.device, false);
+  out += ",\"regions\":[";
+  for (std::size_t i = 0; i < summary.regions.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"name\":";
+    json::append_escaped(out, summary.regions[i].name);
+    out += ",\"count\":";
+    json::append_int(out, summary.regions[i].count);
+    out += ",\"total_us\":";
+    json::append_double(out, summary.regions[i].total_ns / 1e3);
+    out += '}';
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace regiontrace::torch_profiler

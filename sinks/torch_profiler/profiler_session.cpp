@@ -1,0 +1,399 @@
+#include "profiler_session.hpp"
+
+#include <ATen/Context.h>
+#include <ATen/record_function.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/version.h>
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "collected_profile.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+namespace prof = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+using torch::profiler::impl::ProfilerStateBase;
+constexpr c10::DebugInfoKind kProfilerSlot = c10::DebugInfoKind::PROFILER_STATE;
+
+// --- the gate in front of the profiler's callback --------------------------
+// One session is live at a time (one profiler per process), so these are
+// process-wide. The profiler's own callbacks are the same functions for
+// every session; they are atomics only because an op still running on
+// another thread may read them while a new session starts.
+std::atomic<const c10::DebugInfoBase*> g_live{nullptr};
+std::atomic<at::RecordFunctionCallback::StartCallback> g_real_start{nullptr};
+std::atomic<at::RecordFunctionCallback::EndCallback> g_real_end{nullptr};
+std::atomic<bool> g_limited{false};
+std::atomic<std::int64_t> g_budget{0};
+std::atomic<std::int64_t> g_refused{0};
+// Calls into the profiler that are under way. finish() closes the gate and
+// waits for these (a few microseconds at most: they never span application
+// code) before libtorch reads and frees the recorded events, which an op
+// still appending or ending on another thread would otherwise write into.
+std::atomic<int> g_in_flight{0};
+// The gate's registration, and one a forked child inherited from its parent.
+std::atomic<at::CallbackHandle> g_gate{0};
+std::atomic<at::CallbackHandle> g_inherited_gate{0};
+
+// A forked child (a DataLoader-style worker) must not record into the
+// parent's session, which it never writes: the gate closes at once. Its
+// registration is removed when the child starts a session of its own, not
+// here, where a lock another thread of the parent held may never be released.
+void close_gate_in_child() {
+  g_live.store(nullptr);
+  g_in_flight.store(0);  // calls under way in the parent's other threads
+  g_inherited_gate.store(g_gate.exchange(0));
+}
+
+class InFlight {
+ public:
+  // Enters unless the gate closed on `live` meanwhile.
+  explicit InFlight(const c10::DebugInfoBase* live) {
+    g_in_flight.fetch_add(1);
+    entered_ = g_live.load() == live;
+    if (!entered_) g_in_flight.fetch_sub(1);
+  }
+  ~InFlight() {
+    if (entered_) g_in_flight.fetch_sub(1);
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  bool entered() const { return entered_; }
+
+ private:
+  bool entered_ = false;
+};
+
+// The profiler's context, tagged with the session that started the op: an op
+// that ends after its session finished (on another thread, or a scope left
+// after the window closed) is not handed to the profiler, whose events are
+// gone by then.
+struct GatedContext : at::ObserverContext {
+  GatedContext(std::unique_ptr<at::ObserverContext> r, const c10::DebugInfoBase* s)
+      : real(std::move(r)), session(s) {}
+  std::unique_ptr<at::ObserverContext> real;
+  const c10::DebugInfoBase* session;
+};
+
+std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
+  const c10::DebugInfoBase* live = g_live.load(std::memory_order_acquire);
+  // A thread records while it carries the live session's state: attached,
+  // or inheriting the state of an attached thread.
+  if (live == nullptr || c10::ThreadLocalDebugInfo::get(kProfilerSlot) != live) return nullptr;
+  const InFlight call(live);
+  if (!call.entered()) return nullptr;
+  if (g_limited.load(std::memory_order_relaxed) &&
+      g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  std::unique_ptr<at::ObserverContext> real = g_real_start.load(std::memory_order_relaxed)(fn);
+  if (real == nullptr) return nullptr;
+  return std::make_unique<GatedContext>(std::move(real), live);
+}
+
+void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
+  if (ctx == nullptr) return;  // the profiler did not start it
+  auto* gated = static_cast<GatedContext*>(ctx);
+  const InFlight call(gated->session);
+  if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, gated->real.get());
+}
+
+// --- states this sink created, to tell them from the application's --------
+std::mutex g_states_mutex;
+std::vector<std::weak_ptr<c10::DebugInfoBase>> g_states;
+
+void remember_state(const std::shared_ptr<c10::DebugInfoBase>& s) {
+  std::lock_guard<std::mutex> lock(g_states_mutex);
+  g_states.erase(
+      std::remove_if(g_states.begin(), g_states.end(), [](const auto& w) { return w.expired(); }),
+      g_states.end());
+  g_states.push_back(s);
+}
+
+bool is_ours(const c10::DebugInfoBase* p) {
+  std::lock_guard<std::mutex> lock(g_states_mutex);
+  for (const auto& w : g_states) {
+    if (auto s = w.lock(); s.get() == p) return true;  // alive, so the address is not reused
+  }
+  return false;
+}
+
+at::RecordFunctionCallback gated_copy(const at::RecordFunctionCallback& cb) {
+  std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> scopes;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(at::RecordScope::NUM_SCOPES); ++i) {
+    if (cb.checkScope(static_cast<at::RecordScope>(i)))
+      scopes.insert(static_cast<at::RecordScope>(i));
+  }
+  at::RecordFunctionCallback gated(&gated_start, &gated_end);
+  gated.needsInputs(cb.needsInputs())
+      .needsOutputs(cb.needsOutputs())
+      .needsIds(cb.needsIds())
+      .samplingProb(cb.samplingProb())
+      .scopes(scopes);
+  return gated;
+}
+
+// Runs fn on a short-lived thread of our own and returns when it is done,
+// rethrowing what it threw. libtorch starts and stops the profiler of the
+// calling thread; a fresh thread keeps the application thread's
+// thread-local state out of it, and works where that state is already gone
+// (close() from an atexit handler runs after the main thread's thread_local
+// destructors).
+template <typename Fn>
+void on_own_thread(Fn&& fn) {
+  std::exception_ptr error;
+  std::thread t([&] {
+    try {
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+void toggle_cuda(bool on) {
+#if defined(REGIONTRACE_TP_HAS_TOGGLE_COLLECTION)
+  prof::toggleCollectionDynamic(on, {ActivityType::CUDA});
+#else
+  (void)on;
+#endif
+}
+
+std::string first_line(const std::exception& e) {
+  const std::string what = e.what();
+  return what.substr(0, what.find('\n'));
+}
+
+}  // namespace
+
+struct ProfilerSession::Impl {
+  std::shared_ptr<c10::DebugInfoBase> state;  // reset by finish()
+  const c10::DebugInfoBase* raw = nullptr;    // the state's address, kept after finish
+  // The profiler's thread-local callback, as enableProfiler registered it:
+  // disableProfiler removes it by this handle. Absent without CPU activity.
+  std::optional<at::RecordFunctionCallbacksEntry> callback;
+  at::CallbackHandle gate = 0;  // the gated copy, registered for every thread
+  bool cuda_toggling = false;
+  std::mutex mutex;  // attached, finished, CUDA toggling
+  int attached = 0;
+  bool finished = false;
+
+  void thread_detached() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (--attached == 0 && cuda_toggling && !finished) toggle_cuda(false);
+  }
+};
+
+namespace {
+
+// The session state the calling thread carries because it attached.
+struct Attachment {
+  std::shared_ptr<c10::DebugInfoBase> state;
+  std::weak_ptr<ProfilerSession::Impl> session;
+  bool cuda_toggling = false;  // the session counts attached threads
+};
+// A plain pointer: trivially destructible thread_locals stay valid while the
+// host ends a finishing thread's regions (and so calls detach) at its exit.
+thread_local Attachment* t_attachment = nullptr;
+
+// Set when the thread's thread_local destructors run. The sentinel is
+// created when a thread attaches, which is after the host set up the
+// destructor that ends the thread's open regions, so it is destroyed
+// before that runs: a detach that comes from there sees the flag and leaves
+// libtorch's thread-local state, possibly destroyed by then, alone.
+thread_local bool t_exiting = false;
+struct ExitSentinel {
+  ~ExitSentinel() { t_exiting = true; }
+};
+thread_local ExitSentinel t_sentinel;
+
+}  // namespace
+
+void CollectedProfileDeleter::operator()(CollectedProfile* p) const {
+  delete p;
+}
+
+ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op_budget)
+    : impl_(std::make_shared<Impl>()) {
+  const ProfilerConfig config(ProfilerState::KINETO, options.record_shapes, options.profile_memory,
+                              options.with_stack, options.with_flops, /*with_modules=*/false);
+  std::set<ActivityType> activities;
+  if (options.cpu) activities.insert(ActivityType::CPU);
+  if (options.cuda) activities.insert(ActivityType::CUDA);
+  Impl& s = *impl_;
+  static const bool fork_handler = [] {
+    pthread_atfork(nullptr, nullptr, &close_gate_in_child);
+    return true;
+  }();
+  (void)fork_handler;
+  if (const at::CallbackHandle inherited = g_inherited_gate.exchange(0)) {
+    at::removeCallback(inherited);
+  }
+  try {
+    on_own_thread([&] {
+      prof::prepareProfiler(config, activities);
+      prof::enableProfiler(config, activities);
+      s.state = c10::ThreadLocalDebugInfo::_peek(kProfilerSlot);
+      // The callback enableProfiler added is the only one this thread has.
+      for (const at::RecordFunctionCallbacksEntry& e :
+           at::get_record_function_tls_().sorted_tls_callbacks_) {
+        s.callback.emplace(e);
+      }
+      // This thread's copies of the state and callback end with it.
+    });
+  } catch (const std::exception& e) {
+    throw std::runtime_error("libtorch refused to start the profiler: " + first_line(e));
+  }
+  s.raw = s.state.get();
+  if (s.callback) {
+    g_real_start.store(s.callback->callback_.start());
+    g_real_end.store(s.callback->callback_.end());
+    // One callback for every thread, which records only on threads that
+    // carry the live state: switching a thread on or off is then a push or
+    // pop of its debug info (~0.2 us), where adding and removing a
+    // thread-local callback rebuilds libtorch's callback tables (~2 us).
+    s.gate = at::addGlobalCallback(gated_copy(s.callback->callback_));
+    g_gate.store(s.gate);
+  }
+  s.cuda_toggling = options.cuda && can_toggle_cuda();
+  if (s.cuda_toggling) toggle_cuda(false);  // on again when a thread attaches
+  remember_state(s.state);
+  g_limited.store(op_budget > 0);
+  g_budget.store(op_budget);
+  g_refused.store(0);
+  g_live.store(s.raw, std::memory_order_release);
+}
+
+ProfilerSession::~ProfilerSession() = default;
+
+AttachResult ProfilerSession::attach_current_thread() {
+  Impl& s = *impl_;
+  if (t_attachment != nullptr && t_attachment->state.get() != s.raw) {
+    detach_current_thread();  // left over from a finished session
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);  // finish() waits for this
+  if (s.finished) return AttachResult::kFinished;
+  if (t_attachment != nullptr) return AttachResult::kAlreadyCollecting;
+  if (ProfilerStateBase::get(/*global=*/true) != nullptr) return AttachResult::kForeignProfiler;
+  const c10::DebugInfoBase* current = c10::ThreadLocalDebugInfo::get(kProfilerSlot);
+  if (current != nullptr && current == s.raw) return AttachResult::kAlreadyCollecting;
+  // A disabled state (the memory_snapshot sink's allocation reporter) is not
+  // a profiler: collect above it; it stands aside while we are on top.
+  const auto* other = dynamic_cast<const ProfilerStateBase*>(current);
+  if (other != nullptr && !other->config().disabled() && !is_ours(current)) {
+    return AttachResult::kForeignProfiler;
+  }
+  (void)&t_sentinel;  // odr-use: registers its destructor on this thread
+  c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
+  t_attachment = new Attachment{s.state, impl_, s.cuda_toggling};
+  if (++s.attached == 1 && s.cuda_toggling) toggle_cuda(true);
+  return AttachResult::kAttached;
+}
+
+bool ProfilerSession::detach_current_thread() {
+  Attachment* a = t_attachment;
+  if (a == nullptr) return false;
+  t_attachment = nullptr;
+  // A thread that is ending keeps its slots: they go with it.
+  if (!t_exiting && c10::ThreadLocalDebugInfo::get(kProfilerSlot) == a->state.get()) {
+    try {
+      c10::ThreadLocalDebugInfo::_pop(kProfilerSlot);
+    } catch (const std::exception&) {
+      // Someone pushed other debug info inside the region and it is still
+      // active: leave the chain alone. The gate keeps a finished state silent.
+    }
+  }
+  if (a->cuda_toggling) {
+    if (auto session = a->session.lock()) session->thread_detached();
+  }
+  delete a;
+  return true;
+}
+
+std::uint64_t ProfilerSession::current_torch_thread_id() {
+  return at::RecordFunction::currentThreadId();
+}
+
+bool ProfilerSession::live() const {
+  return g_live.load() == impl_->raw;
+}
+
+bool ProfilerSession::budget_exhausted() const {
+  return g_limited.load(std::memory_order_relaxed) && g_budget.load(std::memory_order_relaxed) <= 0;
+}
+
+std::int64_t ProfilerSession::ops_refused() const {
+  return g_refused.load();
+}
+
+CollectedProfilePtr ProfilerSession::finish() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.finished) throw std::runtime_error("profiler session finished twice");
+    s.finished = true;
+  }
+  const c10::DebugInfoBase* expected = s.raw;
+  g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
+  while (g_in_flight.load() != 0) std::this_thread::yield();
+  at::CallbackHandle gate = s.gate;
+  if (gate != 0 && g_gate.compare_exchange_strong(gate, 0)) at::removeCallback(s.gate);
+  if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
+  CollectedProfilePtr out(new CollectedProfile());
+  try {
+    on_own_thread([&] {
+      // libtorch stops the profiler of the calling thread: lend this one the
+      // state and the callback, which disableProfiler takes back.
+      c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
+      if (s.callback) {
+        at::RecordFunctionTLS tls = at::get_record_function_tls_();
+        tls.sorted_tls_callbacks_.push_back(*s.callback);
+        at::set_record_function_tls_(tls);
+      }
+      out->result = prof::disableProfiler();
+    });
+  } catch (const std::exception& e) {
+    s.state.reset();
+    throw std::runtime_error("libtorch failed to stop the profiler: " + first_line(e));
+  }
+  s.state.reset();
+  return out;
+}
+
+std::string ProfilerSession::torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+bool ProfilerSession::cuda_available() {
+  return at::hasCUDA();
+}
+
+bool ProfilerSession::can_toggle_cuda() {
+#if defined(REGIONTRACE_TP_HAS_TOGGLE_COLLECTION)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,91 @@
+// One run of libtorch's profiler (enableProfiler .. disableProfiler), with
+// collection switched on and off per thread.
+//
+// libtorch's profiler is thread-local: enableProfiler() puts its state in the
+// calling thread's c10::ThreadLocalDebugInfo and its RecordFunction callback
+// in that thread's callback list; only that thread, and threads that inherit
+// its thread-local state (autograd engine workers, at::launch tasks, JIT
+// forks), record ops. This class starts the profiler on a thread of its own,
+// registers a gated copy of the profiler's callback for every thread, and
+// attaches an application thread (pushes the session's state onto its debug
+// info) while it is inside a selected region; detaching pops it. The gate
+// records an op only on a thread that carries the live state. That is
+// collection switched on and off in a fraction of a microsecond, on libtorch
+// 1.13 which has no toggleCollectionDynamic, without restarting the profiler
+// per region.
+//
+// While a session runs, every op on every thread passes the gate (a
+// RecordFunction and a thread-local lookup, and its inputs are packed when
+// shapes are recorded); threads that are not attached record nothing. A
+// finished session, or one that used up its op budget, stops recording on
+// every thread at once, also on threads still attached that detach later.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace regiontrace::torch_profiler {
+
+struct ProfilerOptions {
+  bool record_shapes = false;
+  bool profile_memory = false;
+  bool with_stack = false;
+  bool with_flops = false;
+  bool cpu = true;
+  bool cuda = false;
+};
+
+struct CollectedProfile;  // collected_profile.hpp
+struct CollectedProfileDeleter {
+  void operator()(CollectedProfile* p) const;
+};
+using CollectedProfilePtr = std::unique_ptr<CollectedProfile, CollectedProfileDeleter>;
+
+enum class AttachResult {
+  kAttached,           // this thread records from now on
+  kAlreadyCollecting,  // attached before, or it inherited the state of a collecting thread
+  kForeignProfiler,    // the application runs its own torch profiler here: stand aside
+  kFinished,           // the session was finished; nothing was changed
+};
+
+class ProfilerSession {
+ public:
+  // Starts the profiler. `op_budget`: how many op calls it records before it
+  // stops for good (0: no limit). Throws std::runtime_error when libtorch
+  // refuses (for example, a process-wide profiler is already running).
+  ProfilerSession(const ProfilerOptions& options, std::int64_t op_budget);
+  ~ProfilerSession();
+  ProfilerSession(const ProfilerSession&) = delete;
+  ProfilerSession& operator=(const ProfilerSession&) = delete;
+
+  // On the calling thread. Not concurrently with finish().
+  AttachResult attach_current_thread();
+  // Undoes the calling thread's attachment, to this or any earlier session.
+  // Returns false when the thread was not attached.
+  static bool detach_current_thread();
+  // RecordFunction's id of the calling thread: the thread id in the events.
+  static std::uint64_t current_torch_thread_id();
+
+  bool live() const;
+  bool budget_exhausted() const;
+  std::int64_t ops_refused() const;  // op calls not recorded because of the budget
+
+  // Stops recording on every thread and returns what was collected; on any
+  // thread, once. Throws std::runtime_error when libtorch fails.
+  CollectedProfilePtr finish();
+
+  static std::string torch_version();
+  static bool cuda_available();
+  // Whether this libtorch can switch CUDA collection on and off while the
+  // profiler runs (toggleCollectionDynamic, libtorch >= 2.5).
+  static bool can_toggle_cuda();
+
+ public:
+  struct Impl;  // opaque; public so the thread-local attachment can point at it
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,194 @@
+#include "chrome_trace_writer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+using nlohmann::json;
+using regiontrace::test::TempDir;
+
+constexpr std::int64_t kBase = 1700000000000000000;  // epoch ns
+
+TraceData sample() {
+  TraceData d;
+  d.rank = 3;
+  d.world_size = 4;
+  d.pid = 77;
+  d.prefix = "fastvideo";
+  d.region_names = {"", "denoise"};
+  d.threads = {{11, "main (11)"}};
+  OpRecord mm;
+  mm.name = "aten::mm";
+  mm.thread = 11;
+  mm.start_ns = kBase + 2'000'500;
+  mm.duration_ns = 1'250;
+  mm.has_shapes = true;
+  mm.shapes = {{2, 3}, {3, 4}, {}};
+  mm.dtypes = {"float", "float", "Scalar"};
+  mm.flops = 48;
+  d.ops.push_back(mm);
+  OpRecord alloc;
+  alloc.kind = OpRecord::Kind::kMemory;
+  alloc.name = "[memory]";
+  alloc.thread = 11;
+  alloc.start_ns = kBase + 2'001'000;
+  alloc.bytes = 512;
+  d.ops.push_back(alloc);
+  RegionSpan span;
+  span.region = 1;
+  span.thread = 11;
+  span.start_ns = kBase + 1'000'000;
+  span.end_ns = kBase + 5'000'000;
+  span.path = "pipeline/denoise";
+  span.depth = 1;
+  span.step = 4;
+  span.has_step = true;
+  d.spans.push_back(span);
+  d.markers.push_back({true, 11, kBase + 1'000'000, "region"});
+  d.markers.push_back({false, 11, kBase + 5'000'000, "region"});
+  return d;
+}
+
+json write(const TraceData& d, const TraceLimits& limits, const TempDir& dir,
+           TraceWriteStats* stats = nullptr) {
+  const std::string path = dir.file("t.json");
+  OutputFile out(path, false);
+  const TraceWriteStats s = write_chrome_trace(d, limits, out);
+  out.commit();
+  if (stats != nullptr) *stats = s;
+  return json::parse(read_maybe_gzip(path));
+}
+
+const json* find(const json& t, const std::string& name) {
+  for (const json& e : t["traceEvents"]) {
+    if (e["name"] == name) return &e;
+  }
+  return nullptr;
+}
+
+TEST(ChromeTraceWriter, WritesSpansMarkersOpsAndNames) {
+  TempDir dir;
+  TraceData d = sample();
+  d.record_shapes = d.with_flops = d.profile_memory = true;
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(t["baseTimeNanoseconds"], kBase + 1'000'000);  // the earliest event
+  const json* span = find(t, "fastvideo.region::denoise");
+  ASSERT_NE(span, nullptr);
+  EXPECT_EQ((*span)["ph"], "X");
+  EXPECT_EQ((*span)["ts"], 0);
+  EXPECT_EQ((*span)["dur"], 4000);
+  EXPECT_EQ((*span)["pid"], 77);
+  EXPECT_EQ((*span)["tid"], 11);
+  EXPECT_EQ((*span)["args"]["path"], "pipeline/denoise");
+  EXPECT_EQ((*span)["args"]["step"], 4);
+  const json* on = find(t, "fastvideo.profiler.enable_collection");
+  ASSERT_NE(on, nullptr);
+  EXPECT_EQ((*on)["ph"], "i");
+  EXPECT_EQ((*on)["s"], "t");
+  ASSERT_NE(find(t, "fastvideo.profiler.disable_collection"), nullptr);
+  const json* mm = find(t, "aten::mm");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_DOUBLE_EQ((*mm)["ts"].get<double>(), 1000.5);  // microseconds, nanosecond digits kept
+  EXPECT_DOUBLE_EQ((*mm)["dur"].get<double>(), 1.25);
+  EXPECT_EQ((*mm)["args"]["Input Dims"], json::parse("[[2,3],[3,4],[]]"));
+  EXPECT_EQ((*mm)["args"]["Input type"], json::parse(R"(["float","float","Scalar"])"));
+  EXPECT_EQ((*mm)["args"]["flops"], 48);
+  EXPECT_EQ((*mm)["args"]["Memory Delta (bytes)"], 512);
+  const json* mem = find(t, "[memory]");
+  ASSERT_NE(mem, nullptr);
+  EXPECT_EQ((*mem)["args"]["Bytes"], 512);
+  const json* thread = nullptr;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") thread = &e;
+  }
+  ASSERT_NE(thread, nullptr);
+  EXPECT_EQ((*thread)["args"]["name"], "main (11)");
+  EXPECT_EQ(t["regiontrace"]["rank"], 3);
+  EXPECT_EQ(t["regiontrace"]["world_size"], 4);
+  EXPECT_EQ(t["regiontrace"]["events"], 5);
+}
+
+TEST(ChromeTraceWriter, KnobsOffLeaveTheirArgsOut) {
+  TempDir dir;
+  const json t = write(sample(), {}, dir);
+  const json* mm = find(t, "aten::mm");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_FALSE((*mm)["args"].contains("Input Dims"));
+  EXPECT_FALSE((*mm)["args"].contains("flops"));
+  EXPECT_FALSE((*mm)["args"].contains("Memory Delta (bytes)"));
+}
+
+TEST(ChromeTraceWriter, EventsComeInTimeOrderSpansFirst) {
+  TempDir dir;
+  const json t = write(sample(), {}, dir);
+  double last = -1;
+  std::vector<std::string> order;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M") continue;
+    EXPECT_GE(e["ts"].get<double>(), last);
+    last = e["ts"].get<double>();
+    order.push_back(e["name"]);
+  }
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[0], "fastvideo.region::denoise");  // same ts as the marker: the span first
+}
+
+TEST(ChromeTraceWriter, MaxEventsKeepsTheEarliestAndSaysWhatWasCut) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops_refused = 9;
+  TraceWriteStats stats;
+  const json t = write(d, {2, 0}, dir, &stats);
+  EXPECT_EQ(stats.events_written, 2);
+  EXPECT_EQ(stats.events_cut, 3);
+  EXPECT_EQ(stats.cut_reason, "max_events");
+  std::size_t events = 0;
+  for (const json& e : t["traceEvents"]) events += e["ph"] != "M";
+  EXPECT_EQ(events, 2u);
+  EXPECT_EQ(t["regiontrace"]["cut"]["reason"], "max_events");
+  EXPECT_EQ(t["regiontrace"]["cut"]["events_left_out"], 3);
+  EXPECT_EQ(t["regiontrace"]["cut"]["op_calls_not_recorded"], 9);
+  EXPECT_EQ(find(t, "aten::mm"), nullptr);  // the latest ones went
+}
+
+TEST(ChromeTraceWriter, MaxBytesBoundsTheFile) {
+  TempDir dir;
+  TraceData d = sample();
+  for (int i = 0; i < 2000; ++i) {
+    OpRecord op = d.ops[0];
+    op.start_ns += i * 1000;
+    d.ops.push_back(op);
+  }
+  TraceWriteStats stats;
+  const json t = write(d, {0, 50000}, dir, &stats);
+  EXPECT_LE(stats.bytes, 50000u);
+  EXPECT_GT(stats.events_written, 50);
+  EXPECT_EQ(stats.cut_reason, "max_trace_mb");
+  EXPECT_EQ(t["regiontrace"]["cut"]["reason"], "max_trace_mb");
+}
+
+TEST(ChromeTraceWriter, NamesAreEscaped) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops[0].name = "my \"op\"\n\\";
+  const json t = write(d, {}, dir);
+  EXPECT_NE(find(t, "my \"op\"\n\\"), nullptr);
+}
+
+TEST(ChromeTraceWriter, SinkEventsForSplicing) {
+  std::int64_t count = 0;
+  const std::string text = format_sink_events(sample(), kBase, &count);
+  const json events = json::parse("[" + text + "]");
+  EXPECT_EQ(count, 4);  // a thread name, the span, two markers; no process name
+  EXPECT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1]["name"], "fastvideo.region::denoise");
+  EXPECT_EQ(events[1]["ts"], 1000);
+}
+
+}  // namespace
+}  // namespace regiontrace::torch_profiler

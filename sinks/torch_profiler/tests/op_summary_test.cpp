@@ -1,0 +1,122 @@
+#include "op_summary.hpp"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+using nlohmann::json;
+
+OpRecord op(const std::string& name, std::uint64_t tid, std::int64_t start_us, std::int64_t dur_us,
+            std::vector<std::vector<std::int64_t>> shapes = {}, std::uint64_t flops = 0) {
+  OpRecord r;
+  r.name = name;
+  r.thread = tid;
+  r.start_ns = start_us * 1000;
+  r.duration_ns = dur_us * 1000;
+  r.has_shapes = !shapes.empty();
+  r.shapes = std::move(shapes);
+  r.flops = flops;
+  return r;
+}
+
+const OpStats* row(const std::vector<OpStats>& rows, const std::string& name,
+                   const std::string& shapes = "") {
+  for (const OpStats& r : rows) {
+    if (r.name == name && (shapes.empty() || r.input_shapes == shapes)) return &r;
+  }
+  return nullptr;
+}
+
+TraceData nested() {
+  TraceData d;
+  // Thread 1: linear [0,100] calls mm [10,40] (which calls empty [15,25]) and add [50,60].
+  d.ops = {op("aten::linear", 1, 0, 100), op("aten::mm", 1, 10, 30, {{4, 8}, {8, 2}}, 128),
+           op("aten::empty", 1, 15, 10), op("aten::add", 1, 50, 10),
+           // Thread 2 runs at the same time: its ops are not children of thread 1's.
+           op("aten::mm", 2, 20, 50, {{2, 2}, {2, 2}}, 16)};
+  OpRecord mem;
+  mem.kind = OpRecord::Kind::kMemory;
+  mem.name = "[memory]";
+  mem.thread = 1;
+  mem.start_ns = 16000;
+  mem.bytes = 64;
+  d.ops.push_back(mem);
+  return d;
+}
+
+TEST(OpSummary, SelfTimeSubtractsDirectChildrenOnTheSameThread) {
+  const OpSummary s = summarize(nested());
+  ASSERT_NE(row(s.by_op, "aten::linear"), nullptr);
+  EXPECT_EQ(row(s.by_op, "aten::linear")->self_ns, 60000);
+  EXPECT_EQ(row(s.by_op, "aten::linear")->total_ns, 100000);
+  EXPECT_EQ(row(s.by_op, "aten::mm")->self_ns, 20000 + 50000);
+  EXPECT_EQ(row(s.by_op, "aten::mm")->total_ns, 30000 + 50000);
+  EXPECT_EQ(row(s.by_op, "aten::mm")->calls, 2);
+  EXPECT_EQ(row(s.by_op, "aten::mm")->flops, 144u);
+  EXPECT_EQ(row(s.by_op, "aten::empty")->self_ns, 10000);
+  EXPECT_EQ(row(s.by_op, "aten::add")->self_ns, 10000);
+  EXPECT_EQ(s.op_calls, 5);  // the allocation is not an op
+  EXPECT_EQ(s.self_ns, 60000 + 70000 + 10000 + 10000);
+}
+
+TEST(OpSummary, SortedBySelfTime) {
+  const OpSummary s = summarize(nested());
+  ASSERT_EQ(s.by_op.size(), 4u);
+  EXPECT_EQ(s.by_op[0].name, "aten::mm");
+  EXPECT_EQ(s.by_op[1].name, "aten::linear");
+  for (std::size_t i = 1; i < s.by_op.size(); ++i) {
+    EXPECT_GE(s.by_op[i - 1].self_ns, s.by_op[i].self_ns);
+  }
+}
+
+TEST(OpSummary, PerShapeRowsOnlyWithRecordShapes) {
+  TraceData d = nested();
+  EXPECT_TRUE(summarize(d).by_shape.empty());
+  d.record_shapes = true;
+  const OpSummary s = summarize(d);
+  ASSERT_NE(row(s.by_shape, "aten::mm", "[[4, 8], [8, 2]]"), nullptr);
+  EXPECT_EQ(row(s.by_shape, "aten::mm", "[[4, 8], [8, 2]]")->calls, 1);
+  EXPECT_EQ(row(s.by_shape, "aten::mm", "[[2, 2], [2, 2]]")->self_ns, 50000);
+}
+
+TEST(OpSummary, TextAndJsonAgree) {
+  TraceData d = nested();
+  d.record_shapes = true;
+  d.rank = 2;
+  d.region_names = {"step"};
+  RegionSpan span;
+  span.region = 0;
+  span.start_ns = 0;
+  span.end_ns = 200000;
+  d.spans = {span, span};
+  const OpSummary s = summarize(d);
+  const std::string text = summary_text(s, d, "t.json.gz");
+  EXPECT_NE(text.find("rank 2"), std::string::npos);
+  EXPECT_NE(text.find("t.json.gz"), std::string::npos);
+  EXPECT_LT(text.find("aten::mm"), text.find("aten::linear"));
+  EXPECT_NE(text.find("[[4, 8], [8, 2]]"), std::string::npos);
+  const json j = json::parse(summary_json(s, d, "t.json.gz"));
+  EXPECT_EQ(j["rank"], 2);
+  EXPECT_EQ(j["op_calls"], 5);
+  EXPECT_EQ(j["ops"][0]["name"], "aten::mm");
+  EXPECT_DOUBLE_EQ(j["ops"][0]["self_us"].get<double>(), 70.0);
+  EXPECT_EQ(j["by_input_shapes"].size(), 5u);
+  ASSERT_EQ(j["regions"].size(), 1u);
+  EXPECT_EQ(j["regions"][0]["count"], 2);
+  EXPECT_DOUBLE_EQ(j["regions"][0]["total_us"].get<double>(), 400.0);
+}
+
+TEST(OpSummary, LongTablesAreShortenedInTextOnly) {
+  TraceData d;
+  for (int i = 0; i < 10; ++i) d.ops.push_back(op("op" + std::to_string(i), 1, i * 10, 5));
+  const OpSummary s = summarize(d);
+  const std::string text = summary_text(s, d, "t", 3);
+  EXPECT_NE(text.find("7 more rows"), std::string::npos);
+  EXPECT_EQ(json::parse(summary_json(s, d, "t"))["ops"].size(), 10u);
+}
+
+}  // namespace
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,542 @@
+// The torch_profiler sink end to end, in this process: real libtorch ops in
+// and out of selected regions, the written trace parsed back.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "output_file.hpp"
+#include "regiontrace/regiontrace.hpp"
+#include "test_support.hpp"
+#include "trace_reading.hpp"
+
+namespace regiontrace::torch_profiler::test {
+namespace {
+
+using regiontrace::test::CleanEnv;
+using regiontrace::test::read_file;
+using regiontrace::test::TempDir;
+
+RT_DECLARE_REGION(kSelected, "tp_selected", "collected by the sink in these tests");
+RT_DECLARE_REGION(kInner, "tp_inner", "a second selected region, nested in tp_selected");
+RT_DECLARE_REGION(kOther, "tp_other", "a region the sink does not select");
+
+Options sink_options(const TempDir& dir, const std::map<std::string, std::string>& keys = {},
+                     const std::string& regions = "tp_selected") {
+  Options o;
+  o.read_environment = false;
+  o.set("output_dir", dir.path());
+  o.set("log_level", "warn");
+  o.set("sinks.torch_profiler.enabled", "true");
+  o.set("sinks.torch_profiler.regions", regions);
+  for (const auto& [k, v] : keys) o.set("sinks.torch_profiler." + k, v);
+  return o;
+}
+
+json only_trace(const TempDir& dir) {
+  const std::vector<std::string> files = trace_files(dir.path());
+  EXPECT_EQ(files.size(), 1u);
+  if (files.empty()) return json::object({{"traceEvents", json::array()}});
+  return load_trace(files.front());
+}
+
+std::vector<json> by_ts(std::vector<json> v) {
+  std::sort(v.begin(), v.end(), [](const json& a, const json& b) { return ts(a) < ts(b); });
+  return v;
+}
+
+bool inside_some(const json& op, const std::vector<json>& spans) {
+  return std::any_of(spans.begin(), spans.end(), [&](const json& s) { return within(op, s); });
+}
+
+std::set<long long> span_steps(const json& trace) {
+  std::set<long long> steps;
+  for (const json& s : region_spans(trace)) steps.insert(s.at("args").at("step").get<long long>());
+  return steps;
+}
+
+class TorchProfilerSink : public ::testing::Test {
+ protected:
+  void TearDown() override { shutdown(); }
+  CleanEnv env_;
+  TempDir dir_;
+  const at::Tensor a_ = at::randn({16, 16});
+};
+
+TEST_F(TorchProfilerSink, CollectsOnlyInsideSelectedRegions) {
+  init(sink_options(dir_));
+  for (int i = 0; i < 3; ++i) {
+    at::cos(a_);
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+    }
+    RT_REGION("tp_other");
+    at::tan(a_);
+  }
+  shutdown();
+
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string suffix = "_rank0_pid" + std::to_string(::getpid()) + ".json.gz";
+  EXPECT_NE(files[0].find(suffix), std::string::npos) << files[0];
+  const json t = load_trace(files[0]);
+  const std::vector<json> spans = by_ts(region_spans(t));
+  ASSERT_EQ(spans.size(), 3u);
+  for (const json& s : spans) {
+    EXPECT_EQ(s["name"], "regiontrace.region::tp_selected");
+    EXPECT_EQ(s["args"]["region"], "tp_selected");
+    EXPECT_EQ(s["cat"], "user_annotation");
+  }
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 3u);
+  EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
+  EXPECT_TRUE(cpu_ops(t, "aten::tan").empty());
+  for (const json& op : cpu_ops(t)) EXPECT_TRUE(inside_some(op, spans)) << op.dump();
+
+  // One switch on and one off around each region, at its edges.
+  const std::vector<json> on = by_ts(markers(t, true));
+  const std::vector<json> off = by_ts(markers(t, false));
+  ASSERT_EQ(on.size(), 3u);
+  ASSERT_EQ(off.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(on[i]["tid"], spans[i]["tid"]);
+    EXPECT_DOUBLE_EQ(ts(on[i]), ts(spans[i]));
+    EXPECT_NEAR(ts(off[i]), end(spans[i]), 0.002);
+    EXPECT_EQ(on[i]["args"]["reason"], "region");
+  }
+  // The thread is named, the process says which rank it is.
+  bool named = false;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["tid"] == spans[0]["tid"]) named = true;
+    if (e["ph"] == "M" && e["name"] == "process_name") {
+      EXPECT_EQ(e["args"]["name"].get<std::string>().rfind("rank 0", 0), 0u);
+    }
+  }
+  EXPECT_TRUE(named);
+  EXPECT_EQ(t["regiontrace"]["rank"], 0);
+  EXPECT_TRUE(t["regiontrace"]["cut"].is_null());
+  EXPECT_TRUE(t.contains("baseTimeNanoseconds"));
+}
+
+TEST_F(TorchProfilerSink, NestedSelectedRegionsSwitchOnce) {
+  init(sink_options(dir_, {}, "tp_selected,tp_inner"));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+    {
+      RT_REGION("tp_inner");
+      at::sin(a_);
+    }
+    at::tan(a_);  // after the inner region closed, still inside the outer one
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_EQ(markers(t, true).size(), 1u);
+  EXPECT_EQ(markers(t, false).size(), 1u);
+  const std::vector<json> spans = by_ts(region_spans(t));
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["name"], "regiontrace.region::tp_selected");
+  EXPECT_EQ(spans[1]["name"], "regiontrace.region::tp_inner");
+  EXPECT_EQ(spans[1]["args"]["path"], "tp_selected/tp_inner");
+  EXPECT_EQ(spans[1]["args"]["depth"], 1);
+  EXPECT_TRUE(within(spans[1], spans[0]));
+  ASSERT_EQ(cpu_ops(t, "aten::sin").size(), 1u);
+  EXPECT_TRUE(within(cpu_ops(t, "aten::sin")[0], spans[1]));
+  EXPECT_EQ(cpu_ops(t, "aten::tan").size(), 1u);
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 1u);
+}
+
+TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {
+  for (const bool on : {false, true}) {
+    TempDir dir;
+    const std::string v = on ? "true" : "false";
+    init(sink_options(dir, {{"record_shapes", v}, {"with_flops", v}}));
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+      at::sin(a_);
+    }
+    shutdown();
+    const json t = only_trace(dir);
+    const std::vector<json> mm = cpu_ops(t, "aten::mm");
+    ASSERT_EQ(mm.size(), 1u);
+    EXPECT_EQ(mm[0]["args"].contains("Input Dims"), on);
+    EXPECT_EQ(mm[0]["args"].contains("flops"), on);
+    if (on) {
+      EXPECT_EQ(mm[0]["args"]["Input Dims"], json::parse("[[16,16],[16,16]]"));
+      EXPECT_EQ(mm[0]["args"]["Input type"], json::parse(R"(["float","float"])"));
+      EXPECT_EQ(mm[0]["args"]["flops"], 2 * 16 * 16 * 16);
+      EXPECT_EQ(t["regiontrace"]["record_shapes"], true);
+    } else {
+      for (const json& op : cpu_ops(t)) {
+        EXPECT_FALSE(op["args"].contains("Input Dims")) << op.dump();
+        EXPECT_FALSE(op["args"].contains("flops")) << op.dump();
+      }
+    }
+  }
+}
+
+TEST_F(TorchProfilerSink, ProfileMemoryRecordsAllocationsAndDeltas) {
+  for (const bool on : {false, true}) {
+    TempDir dir;
+    init(sink_options(dir, {{"profile_memory", on ? "true" : "false"}}));
+    {
+      RT_REGION("tp_selected");
+      const at::Tensor kept = at::mm(a_, a_);  // 16*16 floats stay allocated
+      (void)kept;
+    }
+    shutdown();
+    const json t = only_trace(dir);
+    const std::vector<json> mm = cpu_ops(t, "aten::mm");
+    ASSERT_EQ(mm.size(), 1u);
+    EXPECT_EQ(mm[0]["args"].contains("Memory Delta (bytes)"), on);
+    EXPECT_EQ(memory_events(t).empty(), !on);
+    if (on) {
+      EXPECT_EQ(mm[0]["args"]["Memory Delta (bytes)"], 16 * 16 * 4);
+      bool allocation = false;
+      for (const json& m : memory_events(t)) {
+        if (m["args"]["Bytes"] == 16 * 16 * 4) allocation = true;
+      }
+      EXPECT_TRUE(allocation);
+    }
+  }
+}
+
+TEST_F(TorchProfilerSink, GzipRoundTripsAndCanBeTurnedOff) {
+  for (const bool gz : {true, false}) {
+    TempDir dir;
+    init(sink_options(dir, {{"gzip", gz ? "true" : "false"}}));
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+    }
+    shutdown();
+    const std::vector<std::string> files = trace_files(dir.path());
+    ASSERT_EQ(files.size(), 1u);
+    const std::string raw = read_file(files[0]);
+    ASSERT_GT(raw.size(), 2u);
+    const bool magic =
+        static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b;
+    EXPECT_EQ(magic, gz);
+    EXPECT_EQ(files[0].size() > 3 && files[0].compare(files[0].size() - 3, 3, ".gz") == 0, gz);
+    const json t = gz ? load_trace(files[0]) : json::parse(raw);
+    EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 1u);
+    EXPECT_EQ(region_spans(t).size(), 1u);
+  }
+}
+
+TEST_F(TorchProfilerSink, ScheduleRecordsActiveStepsOneTracePerCycle) {
+  // torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2):
+  // step 0 skipped; cycle 0 = 1 wait, 2 warmup, 3-4 active; cycle 1 = 5, 6, 7-8.
+  init(sink_options(
+      dir_,
+      {{"skip_first", "1"}, {"wait", "1"}, {"warmup", "1"}, {"active", "2"}, {"repeat", "2"}}));
+  for (int step = 0; step < 12; ++step) {
+    set_step(step);
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_NE(files[0].find("torch_trace_step3_rank0"), std::string::npos) << files[0];
+  EXPECT_NE(files[1].find("torch_trace_step7_rank0"), std::string::npos) << files[1];
+  const json first = load_trace(files[0]);
+  const json second = load_trace(files[1]);
+  EXPECT_EQ(span_steps(first), (std::set<long long>{3, 4}));
+  EXPECT_EQ(span_steps(second), (std::set<long long>{7, 8}));
+  EXPECT_EQ(cpu_ops(first, "aten::mm").size(), 2u);
+  EXPECT_EQ(cpu_ops(second, "aten::mm").size(), 2u);
+  EXPECT_EQ(first["regiontrace"]["steps"], json::parse(R"({"first":3,"last":4})"));
+  const json summary = json::parse(read_file(
+      files[1].substr(0, files[1].size() - std::string(".json.gz").size()) + ".summary.json"));
+  EXPECT_EQ(summary["steps"], json::parse(R"({"first":7,"last":8})"));
+}
+
+TEST_F(TorchProfilerSink, StepsFilterLimitsWhatIsCollected) {
+  init(sink_options(dir_, {{"steps", "1-2,5"}}));
+  for (int step = 0; step < 7; ++step) {
+    set_step(step);
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  // The host applies the common `steps` filter to the regions the sink sees.
+  // (One trace per run of steps needs the filter in the SinkContext too;
+  // until the host passes it, the runs share one trace.)
+  std::set<long long> steps;
+  std::size_t mm = 0;
+  for (const std::string& f : trace_files(dir_.path())) {
+    const json t = load_trace(f);
+    const std::set<long long> s = span_steps(t);
+    steps.insert(s.begin(), s.end());
+    mm += cpu_ops(t, "aten::mm").size();
+    for (const json& op : cpu_ops(t)) EXPECT_TRUE(inside_some(op, region_spans(t)));
+  }
+  EXPECT_EQ(steps, (std::set<long long>{1, 2, 5}));
+  EXPECT_EQ(mm, 3u);
+}
+
+TEST_F(TorchProfilerSink, StepOpeningInsideARegionCollectsFromThere) {
+  init(sink_options(dir_, {{"skip_first", "1"}, {"active", "1"}, {"repeat", "1"}}));
+  set_step(0);
+  {
+    RT_REGION("tp_selected");
+    at::cos(a_);  // step 0: skipped
+    set_step(1);
+    at::mm(a_, a_);  // step 1: recorded
+    set_step(2);
+    at::tan(a_);  // after the only cycle
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 1u);
+  EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
+  EXPECT_TRUE(cpu_ops(t, "aten::tan").empty());
+  const std::vector<json> spans = region_spans(t);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0]["args"]["clipped_begin"], true);
+  EXPECT_EQ(spans[0]["args"]["open_at_end"], true);
+  ASSERT_EQ(markers(t, true).size(), 1u);
+  EXPECT_EQ(markers(t, true)[0]["args"]["reason"], "step");
+  ASSERT_EQ(markers(t, false).size(), 1u);
+  EXPECT_EQ(markers(t, false)[0]["args"]["reason"], "step");
+}
+
+TEST_F(TorchProfilerSink, MaxEventsStopsCollectionForGoodAndKeepsTheTraceWhole) {
+  StderrCapture err;
+  init(sink_options(dir_, {{"max_events", "40"}}));
+  for (int i = 0; i < 100; ++i) {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::string log = err.text();
+  const json t = only_trace(dir_);  // parses: the file is whole
+  EXPECT_LE(event_count(t), 40u);
+  EXPECT_GT(event_count(t), 10u);
+  ASSERT_FALSE(t["regiontrace"]["cut"].is_null());
+  EXPECT_EQ(t["regiontrace"]["cut"]["reason"], "max_events");
+  EXPECT_LT(region_spans(t).size(), 40u);
+  EXPECT_NE(log.find("max_events=40 reached: collection stopped for good"), std::string::npos)
+      << log;
+}
+
+TEST_F(TorchProfilerSink, MaxTraceMbCapsTheFileSize) {
+  init(sink_options(dir_, {{"max_trace_mb", "0.02"}, {"record_shapes", "true"}}));
+  for (int i = 0; i < 300; ++i) {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string text = read_maybe_gzip(files[0]);
+  EXPECT_LE(text.size(), 20000u);
+  const json t = json::parse(text);
+  EXPECT_GT(cpu_ops(t, "aten::mm").size(), 5u);
+  EXPECT_EQ(t["regiontrace"]["cut"]["reason"], "max_trace_mb");
+}
+
+TEST_F(TorchProfilerSink, KeepLastRemovesOlderTracesOfThisRankOnly) {
+  namespace fs = std::filesystem;
+  const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const std::string name :
+       {"torch_trace_rank0_pid1.json.gz", "torch_trace_rank0_pid1.summary.txt",
+        "torch_trace_rank1_pid1.json.gz", "notes.json"}) {
+    std::ofstream(dir_.file(name)) << "{}";
+    fs::last_write_time(dir_.file(name), old_time);
+  }
+  // One trace per cycle: steps 1, 3, 5 and 7.
+  init(sink_options(dir_, {{"keep_last", "2"}, {"wait", "1"}, {"active", "1"}}));
+  for (int step = 0; step < 8; ++step) {
+    set_step(step);
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_.path())) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  const std::string pid = std::to_string(::getpid());
+  const std::vector<std::string> traces = trace_files(dir_.path());
+  ASSERT_EQ(traces.size(), 3u) << ::testing::PrintToString(names);
+  EXPECT_NE(traces[0].find("torch_trace_rank1_pid1.json.gz"), std::string::npos);
+  EXPECT_NE(traces[1].find("torch_trace_step5_rank0_pid" + pid), std::string::npos);
+  EXPECT_NE(traces[2].find("torch_trace_step7_rank0_pid" + pid), std::string::npos);
+  for (const std::string& n : names) {
+    EXPECT_EQ(n.find("step1"), std::string::npos) << n;
+    EXPECT_EQ(n.find("step3"), std::string::npos) << n;
+    EXPECT_NE(n, "torch_trace_rank0_pid1.summary.txt");
+  }
+  EXPECT_TRUE(fs::exists(dir_.file("notes.json")));
+  EXPECT_TRUE(fs::exists(dir_.file("torch_trace_step7_rank0_pid" + pid + ".summary.txt")));
+}
+
+TEST_F(TorchProfilerSink, EachThreadCollectsItsOwnSelectedRegions) {
+  init(sink_options(dir_));
+  std::atomic<bool> stop{false};
+  std::thread outsider([&] {
+    while (!stop.load()) at::tan(a_);  // never inside a region
+  });
+  auto worker = [&] {
+    for (int i = 0; i < 5; ++i) {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+    }
+  };
+  std::thread w1(worker);
+  std::thread w2(worker);
+  w1.join();
+  w2.join();
+  stop.store(true);
+  outsider.join();
+  shutdown();
+  const json t = only_trace(dir_);
+  const std::vector<json> spans = region_spans(t);
+  ASSERT_EQ(spans.size(), 10u);
+  std::set<std::uint64_t> span_tids;
+  for (const json& s : spans) span_tids.insert(s["tid"].get<std::uint64_t>());
+  EXPECT_EQ(span_tids.size(), 2u);
+  const std::vector<json> mm = cpu_ops(t, "aten::mm");
+  EXPECT_EQ(mm.size(), 10u);
+  for (const json& op : mm) EXPECT_TRUE(inside_some(op, spans)) << op.dump();
+  EXPECT_TRUE(cpu_ops(t, "aten::tan").empty());
+  EXPECT_EQ(markers(t, true).size(), 10u);
+}
+
+TEST_F(TorchProfilerSink, AForkedChildRecordsNeitherForItsParentNorTwice) {
+  TempDir child_dir;
+  init(sink_options(dir_));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+    // A DataLoader-style worker forked inside a selected region.
+    const auto child = regiontrace::test::run_in_child([&] {
+      at::sin(a_);  // the parent's window is not the child's
+      init(sink_options(child_dir));
+      {
+        RT_REGION("tp_selected");
+        at::mm(a_, a_);
+        at::mm(a_, a_);
+      }
+      shutdown();
+      return 0;
+    });
+    EXPECT_TRUE(child.exited);
+    EXPECT_EQ(child.exit_code, 0);
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json parent = only_trace(dir_);
+  EXPECT_EQ(cpu_ops(parent, "aten::mm").size(), 2u);
+  EXPECT_TRUE(cpu_ops(parent, "aten::sin").empty());
+  const json child = only_trace(child_dir);
+  EXPECT_EQ(cpu_ops(child, "aten::mm").size(), 2u);  // once each, not twice
+  EXPECT_TRUE(cpu_ops(child, "aten::sin").empty());
+  EXPECT_NE(child["regiontrace"]["pid"], parent["regiontrace"]["pid"]);
+}
+
+TEST_F(TorchProfilerSink, StandsAsideWhenTheApplicationRunsTheProfiler) {
+  namespace prof = torch::autograd::profiler;
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+  prof::prepareProfiler(config, cpu);
+  prof::enableProfiler(config, cpu);
+  StderrCapture err;
+  init(sink_options(dir_));
+  for (int i = 0; i < 3; ++i) {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::string log = err.text();
+  const auto result = prof::disableProfiler();
+  EXPECT_NE(log.find("runs the torch profiler itself"), std::string::npos) << log;
+  EXPECT_EQ(log.find("runs the torch profiler itself", log.find("itself") + 1), std::string::npos)
+      << "said more than once: " << log;
+  EXPECT_TRUE(trace_files(dir_.path()).empty());
+  // The application's profiler saw its ops undisturbed.
+  int mm = 0;
+  for (const auto& e : result->events()) mm += e.name() == "aten::mm";
+  EXPECT_EQ(mm, 3);
+}
+
+TEST_F(TorchProfilerSink, ASecondInitReusesTheRunningProfiler) {
+  init(sink_options(dir_));
+  init(sink_options(dir_, {{"prefix", "other"}}));  // keeps the running sink
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_EQ(region_spans(t, "regiontrace").size(), 1u);
+}
+
+TEST_F(TorchProfilerSink, PrefixNamesSpansAndMarkers) {
+  init(sink_options(dir_, {{"prefix", "fastvideo"}}));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  ASSERT_EQ(region_spans(t, "fastvideo").size(), 1u);
+  EXPECT_EQ(region_spans(t, "fastvideo")[0]["name"], "fastvideo.region::tp_selected");
+  EXPECT_EQ(markers(t, true, "fastvideo").size(), 1u);
+  EXPECT_EQ(markers(t, false, "fastvideo").size(), 1u);
+  EXPECT_EQ(t["regiontrace"]["prefix"], "fastvideo");
+}
+
+TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
+  const at::Tensor small = at::randn({8, 8});
+  init(sink_options(dir_, {{"record_shapes", "true"}, {"with_flops", "true"}}));
+  {
+    RT_REGION("tp_selected");
+    for (int i = 0; i < 5; ++i) at::mm(a_, a_);
+    for (int i = 0; i < 3; ++i) at::mm(small, small);
+  }
+  shutdown();
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string base = files[0].substr(0, files[0].size() - std::string(".json.gz").size());
+  const json s = json::parse(read_file(base + ".summary.json"));
+  EXPECT_EQ(s["trace"], std::filesystem::path(files[0]).filename().string());
+  const json& ops = s["ops"];
+  ASSERT_FALSE(ops.empty());
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    EXPECT_GE(ops[i - 1]["self_us"].get<double>(), ops[i]["self_us"].get<double>());
+  }
+  bool found = false;
+  for (const json& op : ops) {
+    EXPECT_LE(op["self_us"].get<double>(), op["total_us"].get<double>() + 1e-9);
+    if (op["name"] == "aten::mm") {
+      found = true;
+      EXPECT_EQ(op["calls"], 8);
+      EXPECT_EQ(op["flops"], 5 * 2 * 16 * 16 * 16 + 3 * 2 * 8 * 8 * 8);
+    }
+  }
+  EXPECT_TRUE(found);
+  std::map<std::string, long long> mm_by_shape;
+  for (const json& row : s["by_input_shapes"]) {
+    if (row["name"] == "aten::mm") mm_by_shape[row["input_shapes"]] = row["calls"];
+  }
+  EXPECT_EQ(mm_by_shape["[[16, 16], [16, 16]]"], 5);
+  EXPECT_EQ(mm_by_shape["[[8, 8], [8, 8]]"], 3);
+  ASSERT_EQ(s["regions"].size(), 1u);
+  EXPECT_EQ(s["regions"][0]["name"], "tp_selected");
+  const std::string text = read_file(base + ".summary.txt");
+  EXPECT_NE(text.find("Ops by self time"), std::string::npos);
+  EXPECT_NE(text.find("aten::mm"), std::string::npos);
+  EXPECT_NE(text.find("[[8, 8], [8, 8]]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace regiontrace::torch_profiler::test

@@ -1,0 +1,73 @@
+#include "trace_retention.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "test_support.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+namespace fs = std::filesystem;
+using regiontrace::test::list_files;
+using regiontrace::test::TempDir;
+
+void touch(const TempDir& dir, const std::string& name, int minutes_ago) {
+  std::ofstream(dir.file(name)) << "{}";
+  fs::last_write_time(dir.file(name),
+                      fs::file_time_type::clock::now() - std::chrono::minutes(minutes_ago));
+}
+
+std::vector<std::string> names(const TempDir& dir) {
+  std::vector<std::string> out;
+  for (const std::string& p : list_files(dir.path())) out.push_back(fs::path(p).filename());
+  return out;
+}
+
+TEST(TraceRetention, RecognisesOnlyTheSinksFilesOfTheRank) {
+  EXPECT_TRUE(is_trace_file("torch_trace_rank0_pid12.json.gz", 0));
+  EXPECT_TRUE(is_trace_file("torch_trace_step3_rank0_pid12.json", 0));
+  EXPECT_TRUE(is_trace_file("torch_trace_step3_2_rank0_pid12.json", 0));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.json.gz", 1));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank10_pid12.json.gz", 1));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.summary.json", 0));
+  EXPECT_FALSE(is_trace_file("my_torch_trace_rank0_pid12.json", 0));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.json.gz.tmp12", 0));
+}
+
+TEST(TraceRetention, KeepsTheNewestWithTheirSummaries) {
+  TempDir dir;
+  touch(dir, "torch_trace_rank0_pid1.json.gz", 30);
+  touch(dir, "torch_trace_rank0_pid1.summary.txt", 30);
+  touch(dir, "torch_trace_rank0_pid1.summary.json", 30);
+  touch(dir, "torch_trace_step2_rank0_pid2.json", 20);
+  touch(dir, "torch_trace_step2_rank0_pid2.summary.txt", 20);
+  touch(dir, "torch_trace_step5_rank0_pid2.json.gz", 10);
+  touch(dir, "torch_trace_rank1_pid3.json.gz", 40);  // another rank
+  touch(dir, "regiontrace_config_rank0.json", 50);   // not a trace
+  const std::vector<std::string> removed = remove_old_traces(dir.path(), 0, 2);
+  EXPECT_EQ(removed.size(), 3u);
+  EXPECT_EQ(names(dir), (std::vector<std::string>{
+                            "regiontrace_config_rank0.json",
+                            "torch_trace_rank1_pid3.json.gz",
+                            "torch_trace_step2_rank0_pid2.json",
+                            "torch_trace_step2_rank0_pid2.summary.txt",
+                            "torch_trace_step5_rank0_pid2.json.gz",
+                        }));
+}
+
+TEST(TraceRetention, ZeroKeepsEverything) {
+  TempDir dir;
+  touch(dir, "torch_trace_rank0_pid1.json.gz", 30);
+  touch(dir, "torch_trace_rank0_pid2.json.gz", 20);
+  EXPECT_TRUE(remove_old_traces(dir.path(), 0, 0).empty());
+  EXPECT_EQ(names(dir).size(), 2u);
+  EXPECT_EQ(remove_old_traces(dir.path(), 0, 1).size(), 1u);
+  EXPECT_EQ(names(dir), (std::vector<std::string>{"torch_trace_rank0_pid2.json.gz"}));
+}
+
+}  // namespace
+}  // namespace regiontrace::torch_profiler

@@ -1,0 +1,52 @@
+// A small libtorch program instrumented with the seed's regions and
+// configured only through its environment, as an application is. The
+// process tests run it to check what only a whole process shows: the seed's
+// variables alone, normal exit, SIGTERM, ranks side by side.
+//
+//   workload loop <steps>          a training-like loop, then a normal exit
+//   workload forever <ready_file>  stays inside a selected region, running
+//                                  ops until a signal ends it; creates
+//                                  <ready_file> once it is collecting
+#include <ATen/ATen.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "regiontrace/regiontrace.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: workload loop <steps> | workload forever <ready_file>\n");
+    return 2;
+  }
+  const std::string mode = argv[1];
+  const at::Tensor a = at::randn({32, 32});
+  const at::Tensor b = at::randn({32, 32});
+  if (mode == "loop") {
+    const int steps = std::atoi(argv[2]);
+    for (int i = 0; i < steps; ++i) {
+      regiontrace::set_step(i);
+      at::cos(a);  // outside every region
+      {
+        RT_REGION("profiler_region_training_step");
+        at::mm(a, b);
+        RT_REGION("profiler_region_training_backward");
+        at::sin(a);
+      }
+      RT_REGION("profiler_region_training_validation");
+      at::tan(a);
+    }
+    return 0;  // the trace is written at exit
+  }
+  if (mode == "forever") {
+    RT_REGION("profiler_region_training_step");
+    for (long i = 0;; ++i) {
+      at::mm(a, b);
+      if (i == 20) {
+        if (std::FILE* f = std::fopen(argv[2], "w")) std::fclose(f);
+      }
+    }
+  }
+  return 2;
+}

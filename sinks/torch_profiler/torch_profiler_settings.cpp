@@ -1,0 +1,103 @@
+#include "torch_profiler_settings.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace regiontrace::torch_profiler {
+
+SinkSchema TorchProfilerSettings::schema() {
+  const double kMax = 1e15;
+  return {
+      KeySpec::boolean(
+          "record_shapes", false,
+          "record input shapes and dtypes of every op (trace args, per-shape summary)"),
+      KeySpec::boolean("profile_memory", false,
+                       "record allocations and frees, and each op's memory delta"),
+      KeySpec::boolean("with_stack", false,
+                       "record the call stack of every op (JIT/Python frames)"),
+      KeySpec::boolean("with_flops", false,
+                       "estimate FLOPs of matmul, convolution and elementwise ops"),
+      KeySpec::list("activities", "cpu",
+                    "what to collect: cpu (ops) and cuda (kernels, where libtorch has CUDA)",
+                    {"cpu", "cuda"}),
+      KeySpec::boolean("gzip", true, "write the trace as .json.gz (false: plain .json)"),
+      KeySpec::integer("skip_first", 0, "schedule: steps skipped before the first cycle")
+          .range(0, kMax),
+      KeySpec::integer("wait", 0, "schedule: idle steps at the start of each cycle").range(0, kMax),
+      KeySpec::integer("warmup", 0, "schedule: steps profiled but thrown away, after the idle ones")
+          .range(0, kMax),
+      KeySpec::integer("active", 0,
+                       "schedule: steps recorded at the end of each cycle, one trace per cycle; "
+                       "0 = no schedule")
+          .range(0, kMax),
+      KeySpec::integer("repeat", 0, "schedule: number of cycles; 0 = as long as steps come")
+          .range(0, kMax),
+      KeySpec::integer("max_events", 0,
+                       "events per trace file; when reached, collection stops for good; 0 = no "
+                       "limit")
+          .range(0, kMax),
+      KeySpec::real("max_trace_mb", 0,
+                    "uncompressed size of a trace file in MB; when reached, collection stops "
+                    "for good; 0 = no limit")
+          .range(0, kMax),
+      KeySpec::integer("keep_last", 0,
+                       "keep the N newest traces of this rank in the output folder (earlier runs "
+                       "included) and remove older ones; 0 = keep all")
+          .range(0, kMax),
+      KeySpec::string("prefix", "regiontrace",
+                      "span and marker names: <prefix>.region::<name>, "
+                      "<prefix>.profiler.enable_collection"),
+  };
+}
+
+TorchProfilerSettings TorchProfilerSettings::read(const SinkContext& ctx,
+                                                  std::vector<std::string>* notes) {
+  TorchProfilerSettings s;
+  s.profiler.record_shapes = ctx.get_bool("record_shapes");
+  s.profiler.profile_memory = ctx.get_bool("profile_memory");
+  s.profiler.with_stack = ctx.get_bool("with_stack");
+  s.profiler.with_flops = ctx.get_bool("with_flops");
+  const std::vector<std::string>& activities = ctx.get_list("activities");
+  s.profiler.cpu = std::find(activities.begin(), activities.end(), "cpu") != activities.end();
+  s.profiler.cuda = std::find(activities.begin(), activities.end(), "cuda") != activities.end();
+  s.gzip = ctx.get_bool("gzip");
+  s.schedule.skip_first = ctx.get_int("skip_first");
+  s.schedule.wait = ctx.get_int("wait");
+  s.schedule.warmup = ctx.get_int("warmup");
+  s.schedule.active = ctx.get_int("active");
+  s.schedule.repeat = ctx.get_int("repeat");
+  if (ctx.has("steps")) s.steps = ctx.get_int_list("steps");
+  s.max_events = ctx.get_int("max_events");
+  s.max_trace_mb = ctx.get_double("max_trace_mb");
+  s.keep_last = ctx.get_int("keep_last");
+  s.prefix = ctx.get_string("prefix");
+  if (s.schedule.active == 0 &&
+      (s.schedule.skip_first || s.schedule.wait || s.schedule.warmup || s.schedule.repeat)) {
+    notes->push_back(
+        "skip_first/wait/warmup/repeat are ignored while `active` is 0 (no schedule); set "
+        "`active` to the number of steps to record per cycle");
+  }
+  return s;
+}
+
+std::int64_t TorchProfilerSettings::op_budget() const {
+  std::int64_t budget = max_events;
+  if (max_trace_mb > 0) {
+    // A CPU op event is about 190 bytes of JSON; knobs add to it.
+    double bytes = 190;
+    if (profiler.record_shapes) bytes += 90;
+    if (profiler.with_stack) bytes += 250;
+    if (profiler.with_flops) bytes += 16;
+    if (profiler.profile_memory) bytes += 150;  // its share of allocation events
+    const auto by_size =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(max_trace_mb * 1e6 / bytes));
+    budget = budget > 0 ? std::min(budget, by_size) : by_size;
+  }
+  return budget;
+}
+
+std::uint64_t TorchProfilerSettings::max_trace_bytes() const {
+  return max_trace_mb > 0 ? static_cast<std::uint64_t>(std::llround(max_trace_mb * 1e6)) : 0;
+}
+
+}  // namespace regiontrace::torch_profiler

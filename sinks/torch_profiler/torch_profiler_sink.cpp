@@ -1,0 +1,366 @@
+#include "torch_profiler_sink.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <stdexcept>
+
+#include "trace_export.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+std::int64_t steady_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // the clock RegionEvent::time_ns uses
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+RegionSpan span_of(OpenRegion& r, std::uint64_t tid, std::int64_t end_ns) {
+  RegionSpan s;
+  s.region = r.id;
+  s.thread = tid;
+  s.start_ns = r.begin_ns;
+  s.end_ns = end_ns;
+  s.path = std::move(r.path);
+  s.depth = r.depth;
+  s.step = r.step;
+  s.has_step = r.has_step;
+  s.clipped_begin = r.clipped_begin;
+  return s;
+}
+
+}  // namespace
+
+TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
+  std::vector<std::string> notes;
+  settings_ = TorchProfilerSettings::read(ctx, &notes);
+  for (const std::string& n : notes) ctx_.warn(n);
+  if (settings_.profiler.cuda && !ProfilerSession::cuda_available()) {
+    ctx_.warn(
+        "activities: `cuda` asked for, but this libtorch has no CUDA or sees no GPU: "
+        "collecting cpu only");
+    settings_.profiler.cuda = false;
+  }
+  if (!settings_.profiler.cpu && !settings_.profiler.cuda) {
+    throw std::runtime_error("activities: nothing left to collect; add `cpu`");
+  }
+  schedule_ = StepSchedule(settings_.schedule, settings_.steps);
+  step_ = ctx.current_step();
+  has_step_ = step_ != kNoStep;
+  gate_ = schedule_.at(has_step_, step_);
+  collecting_.store(gate_.collecting());
+}
+
+void TorchProfilerSink::on_region_routed(const RegionInfo& info) {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  if (region_names_.size() <= info.id) region_names_.resize(info.id + 1);
+  region_names_[info.id] = std::string(info.name);
+}
+
+void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
+  ThreadState& ts = threads_.current();
+  OpenRegion r;
+  r.id = e.id;
+  r.begin_ns = e.time_ns;
+  r.step = e.step;
+  r.has_step = e.step != kNoStep;
+  r.path = std::string(e.path);
+  r.depth = e.depth;
+  CollectionWindow* live = live_.load(std::memory_order_acquire);
+  {
+    std::lock_guard<std::mutex> lock(ts.mutex);
+    if (live != nullptr && ts.window == live) {  // nested: collecting already
+      r.window = live;
+      ts.frames.push_back(std::move(r));
+      return;
+    }
+  }
+  // The first selected region of this thread, or the first since the window
+  // changed: collection starts here.
+  CollectionWindow* w = nullptr;
+  if (collecting_.load(std::memory_order_relaxed)) {
+    if (live != nullptr) {
+      w = live;
+    } else {
+      std::lock_guard<std::mutex> control(control_);
+      w = ensure_window_locked();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(ts.mutex);
+    if (w != nullptr) attach(ts, *w, e.time_ns, "region");
+    r.window = ts.window;
+    ts.frames.push_back(std::move(r));
+  }
+  stop_if_capped();
+}
+
+void TorchProfilerSink::on_region_end(const RegionEvent& e) {
+  ThreadState& ts = threads_.current();
+  {
+    std::lock_guard<std::mutex> lock(ts.mutex);
+    auto it = ts.frames.end();
+    while (it != ts.frames.begin() && (it - 1)->id != e.id) --it;
+    if (it == ts.frames.begin()) return;  // opened before this sink started
+    OpenRegion r = std::move(*(it - 1));
+    ts.frames.erase(it - 1);
+    if (r.window != nullptr) {
+      RegionSpan s = span_of(r, ts.os_tid, e.time_ns);
+      s.unwinding = e.unwinding;
+      ts.records_for(r.window).spans.push_back(std::move(s));
+    }
+    if (ts.frames.empty()) {
+      // The last selected region of this thread: it stops collecting.
+      CollectionWindow* attached = ts.window;
+      ts.window = nullptr;
+      if (ProfilerSession::detach_current_thread() && attached != nullptr) {
+        ts.records_for(attached).markers.push_back({false, ts.os_tid, e.time_ns, "region"});
+      }
+    }
+  }
+  stop_if_capped();
+}
+
+void TorchProfilerSink::on_step(const StepEvent& e) {
+  const bool has_step = e.step != kNoStep;
+  const StepDecision d = schedule_.at(has_step, e.step);
+  {
+    std::lock_guard<std::mutex> control(control_);
+    has_step_ = has_step;
+    step_ = e.step;
+    if (CollectionWindow* w = live_.load()) {
+      const bool ends = !d.collecting() || d.cycle != w->cycle() ||
+                        (w->phase() == StepPhase::kWarmup && d.phase == StepPhase::kRecord);
+      if (ends) {
+        finish_window_locked("step");
+      } else if (has_step) {
+        w->note_step(e.step);
+      }
+    }
+    gate_ = d;
+    collecting_.store(d.collecting() && !stopped_ && !closed_);
+  }
+  // A step that opens a window while this thread is inside selected regions
+  // starts collection here and now; other threads start at their next
+  // selected region.
+  if (collecting_.load()) {
+    ThreadState& ts = threads_.current();
+    bool wanted = false;
+    {
+      std::lock_guard<std::mutex> lock(ts.mutex);
+      wanted = !ts.frames.empty() && (ts.window == nullptr || ts.window != live_.load());
+    }
+    if (wanted) {
+      CollectionWindow* w = nullptr;
+      {
+        std::lock_guard<std::mutex> control(control_);
+        w = ensure_window_locked();
+      }
+      std::lock_guard<std::mutex> lock(ts.mutex);
+      if (w != nullptr) attach(ts, *w, e.time_ns, "step");
+    }
+  }
+  stop_if_capped();
+}
+
+void TorchProfilerSink::close() {
+  {
+    std::lock_guard<std::mutex> control(control_);
+    if (closed_) return;
+    closed_ = true;
+    collecting_.store(false);
+    finish_window_locked("close");
+  }
+  writer_.finish();
+  if (traces_posted_.load() == 0) {
+    ctx_.info("no trace written: no selected region ran while collection was on");
+  }
+}
+
+CollectionWindow* TorchProfilerSink::ensure_window_locked() {
+  if (CollectionWindow* w = live_.load()) return w;
+  if (stopped_ || closed_ || !gate_.collecting()) return nullptr;
+  try {
+    windows_.push_back(std::make_unique<CollectionWindow>(settings_.profiler, settings_.op_budget(),
+                                                          gate_, has_step_, step_));
+  } catch (const std::exception& e) {
+    stopped_ = true;
+    collecting_.store(false);
+    ctx_.warn(std::string(e.what()) +
+              ". Is the application running the torch profiler itself? torch_profiler stands "
+              "aside for the rest of the run (one profiler per process)");
+    return nullptr;
+  }
+  live_.store(windows_.back().get(), std::memory_order_release);
+  return windows_.back().get();
+}
+
+void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns,
+                               const char* reason) {
+  const AttachResult r = w.session().attach_current_thread();
+  if (r == AttachResult::kForeignProfiler) {
+    if (!warned_foreign_.exchange(true)) {
+      ctx_.warn("the application runs the torch profiler itself on thread " + ts.name +
+                ": torch_profiler stands aside on that thread while it does (libtorch allows "
+                "one profiler per thread); its regions there are not collected");
+    }
+    return;
+  }
+  if (r == AttachResult::kFinished) return;
+  if (ts.torch_tid == 0) ts.torch_tid = ProfilerSession::current_torch_thread_id();
+  if (ts.last_window != &w) {
+    ts.last_window = &w;
+    w.add_participant(&ts);
+  }
+  if (r == AttachResult::kAttached) {
+    ts.records_for(&w).markers.push_back({true, ts.os_tid, time_ns, reason});
+  }
+  ts.window = &w;
+  // Regions already open (the gate opened inside them) collect from now on.
+  for (OpenRegion& f : ts.frames) {
+    if (f.window != nullptr) continue;
+    f.window = &w;
+    if (f.begin_ns < time_ns) {
+      f.begin_ns = time_ns;
+      f.clipped_begin = true;
+    }
+  }
+}
+
+void TorchProfilerSink::finish_window_locked(const char* reason) {
+  CollectionWindow* w = live_.load();
+  if (w == nullptr) return;
+  live_.store(nullptr, std::memory_order_release);
+  const std::int64_t now = steady_now();
+  CollectedProfilePtr profile;
+  std::string failure;
+  try {
+    profile = w->session().finish();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  ops_refused_ = w->session().ops_refused();
+  CollectionWindow::Records rec = w->take_records();
+  // Warmup windows run the profiler for nothing but its start-up cost; a
+  // window no thread collected in (the application's own profiler had every
+  // thread) has nothing to show.
+  const bool write = w->phase() != StepPhase::kWarmup && !rec.participants.empty();
+  std::vector<RegionSpan> spans;
+  std::vector<CollectionMarker> markers;
+  threads_.for_each([&](ThreadState& ts) {
+    std::lock_guard<std::mutex> lock(ts.mutex);
+    if (ts.records_window == w) {
+      std::move(ts.spans.begin(), ts.spans.end(), std::back_inserter(spans));
+      std::move(ts.markers.begin(), ts.markers.end(), std::back_inserter(markers));
+      ts.records_for(nullptr);
+    }
+    for (OpenRegion& f : ts.frames) {
+      if (f.window != w) continue;
+      OpenRegion copy = f;
+      RegionSpan s = span_of(copy, ts.os_tid, now);
+      s.open_at_end = true;
+      spans.push_back(std::move(s));
+      f.window = nullptr;
+    }
+    if (ts.window == w) {
+      // Still attached: it detaches at its last region's end, recording nothing more.
+      markers.push_back({false, ts.os_tid, now, reason});
+      ts.window = nullptr;
+    }
+  });
+  if (!failure.empty()) {
+    ctx_.error(failure + "; the trace of this window is lost");
+    return;
+  }
+  if (!write) return;
+
+  auto req = std::make_shared<ExportRequest>();
+  req->profile = std::move(profile);
+  TraceData& d = req->data;
+  d.rank = ctx_.rank();
+  d.world_size = ctx_.world_size();
+  d.pid = ctx_.pid();
+  d.prefix = settings_.prefix;
+  {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    d.region_names = region_names_;
+  }
+  d.record_shapes = settings_.profiler.record_shapes;
+  d.profile_memory = settings_.profiler.profile_memory;
+  d.with_stack = settings_.profiler.with_stack;
+  d.with_flops = settings_.profiler.with_flops;
+  d.has_steps = rec.has_steps;
+  d.first_step = rec.first_step;
+  d.last_step = rec.last_step;
+  d.torch_version = ProfilerSession::torch_version();
+  d.ops_refused = ops_refused_;
+  if (std::string_view(reason) == "size_cap")
+    d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
+  for (RegionSpan& s : spans) {
+    s.start_ns = w->to_epoch(s.start_ns);
+    s.end_ns = w->to_epoch(s.end_ns);
+  }
+  for (CollectionMarker& m : markers) m.time_ns = w->to_epoch(m.time_ns);
+  d.spans = std::move(spans);
+  d.markers = std::move(markers);
+  for (const ThreadState* t : rec.participants) {
+    d.threads.push_back({t->os_tid, t->name});
+    if (t->torch_tid != 0) req->trace_tids[t->torch_tid] = t->os_tid;
+  }
+  req->path_base = next_path_base(rec);
+
+  ExportOptions options;
+  options.gzip = settings_.gzip;
+  options.limits.max_events = settings_.max_events;
+  options.limits.max_bytes = settings_.max_trace_bytes();
+  options.keep_last = settings_.keep_last;
+  options.output_dir = ctx_.output_dir();
+  options.rank = ctx_.rank();
+  traces_posted_.fetch_add(1);
+  writer_.post([this, req, options] {
+    export_trace(*req, options,
+                 [this](LogLevel level, const std::string& m) { ctx_.log(level, m); });
+  });
+}
+
+void TorchProfilerSink::stop_if_capped() {
+  CollectionWindow* w = live_.load(std::memory_order_acquire);
+  if (w == nullptr || !w->session().budget_exhausted()) return;
+  std::lock_guard<std::mutex> control(control_);
+  if (live_.load() != w) return;
+  stopped_ = true;
+  collecting_.store(false);
+  finish_window_locked("size_cap");
+  const std::string limit = settings_.max_events > 0
+                                ? "max_events=" + std::to_string(settings_.max_events)
+                                : "max_trace_mb=" + std::to_string(settings_.max_trace_mb);
+  ctx_.warn(limit + " reached: collection stopped for good; " + std::to_string(ops_refused_) +
+            " op calls after the limit were not recorded; the trace is written whole up to there");
+}
+
+std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& rec) {
+  // Unique within the process (several windows, or init() after shutdown()).
+  static std::mutex mutex;
+  static std::set<std::string> taken;
+  std::string stem = "torch_trace";
+  if (rec.has_steps) stem += "_step" + std::to_string(rec.first_step);
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int n = 0;; ++n) {
+    const std::string base = ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "");
+    std::error_code ec;
+    if (taken.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
+        std::filesystem::exists(base + ".json.gz", ec)) {
+      continue;
+    }
+    taken.insert(base);
+    return base;
+  }
+}
+
+}  // namespace regiontrace::torch_profiler
+
+REGIONTRACE_SINK_PLUGIN(regiontrace::torch_profiler::TorchProfilerSink, "torch_profiler")

@@ -1,0 +1,85 @@
+// The torch_profiler sink: libtorch's profiler, collecting only while a
+// selected region is open.
+//
+// - A thread collects from the moment its first selected region opens until
+//   its last one closes (nested selected regions count once); spans
+//   `<prefix>.region::<name>` and markers `<prefix>.profiler.enable_collection`
+//   / `.disable_collection` go into the trace.
+// - Threads: each thread that opens a selected region collects its own ops
+//   (libtorch's profiler is per thread; see profiler_session.hpp). Threads
+//   that inherit a collecting thread's state (autograd workers, at::launch)
+//   collect with it. Other threads are not profiled.
+// - Windows: one profiler run per trace file: the whole run, or each run of
+//   steps the `steps` filter accepts, or each schedule cycle (skip_first,
+//   wait, warmup, active, repeat). Warmup steps run the profiler and throw
+//   the result away, as torch.profiler does.
+// - Size: max_events / max_trace_mb stop collection for good when reached;
+//   the trace is still written whole. keep_last cleans older traces.
+// - Files are written on a thread of the sink's own, when a window ends and
+//   at close() (shutdown, normal exit, SIGINT/SIGTERM).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "background_writer.hpp"
+#include "collection_window.hpp"
+#include "regiontrace/plugin.hpp"
+#include "step_schedule.hpp"
+#include "thread_registry.hpp"
+#include "torch_profiler_settings.hpp"
+
+namespace regiontrace::torch_profiler {
+
+class TorchProfilerSink : public Sink {
+ public:
+  static SinkSchema schema() { return TorchProfilerSettings::schema(); }
+  explicit TorchProfilerSink(const SinkContext& ctx);
+
+  std::uint32_t interests() const override {
+    return kInterestRegions | kInterestSteps | kInterestTimestamps;
+  }
+  void on_region_routed(const RegionInfo& info) override;
+  void on_region_begin(const RegionEvent& e) override;
+  void on_region_end(const RegionEvent& e) override;
+  void on_step(const StepEvent& e) override;
+  void close() override;
+
+ private:
+  // *_locked functions run under control_.
+  CollectionWindow* ensure_window_locked();
+  // Switches collection on for the calling thread; under ts.mutex, and no
+  // other lock: a session refuses attachments once it is finished.
+  void attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns, const char* reason);
+  void finish_window_locked(const char* reason);  // reason: a literal, for the markers
+  void stop_if_capped();
+  std::string next_path_base(const CollectionWindow::Records& records);
+
+  SinkContext ctx_;
+  TorchProfilerSettings settings_;
+  StepSchedule schedule_;
+  ThreadRegistry threads_;
+  BackgroundWriter writer_;
+
+  std::mutex control_;  // windows: start, finish, attach; the step gate
+  std::vector<std::unique_ptr<CollectionWindow>> windows_;  // kept: frames point into them
+  std::atomic<CollectionWindow*> live_{nullptr};
+  std::atomic<bool> collecting_{true};  // the step gate is open and nothing stopped us
+  StepDecision gate_;
+  bool has_step_ = false;
+  std::int64_t step_ = 0;
+  bool stopped_ = false;  // for good: size cap reached or the profiler failed to start
+  bool closed_ = false;
+  std::atomic<bool> warned_foreign_{false};
+  std::int64_t ops_refused_ = 0;  // by the last finished window
+  std::atomic<int> traces_posted_{0};
+
+  std::mutex names_mutex_;
+  std::vector<std::string> region_names_;  // by RegionId
+};
+
+}  // namespace regiontrace::torch_profiler

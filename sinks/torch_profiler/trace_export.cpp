@@ -1,0 +1,101 @@
+#include "trace_export.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
+#include "kineto_trace_splicer.hpp"
+#include "op_summary.hpp"
+#include "output_file.hpp"
+#include "profiler_result.hpp"
+#include "trace_retention.hpp"
+
+namespace regiontrace::torch_profiler {
+namespace {
+
+// libtorch's own trace, with the sink's events in it. False when this
+// libtorch cannot write one (no Kineto, as Debian's 1.13).
+bool write_torch_trace(ExportRequest& req, const std::string& path, bool gzip) {
+  const std::string saved = req.path_base + ".torch.tmp" + std::to_string(::getpid()) + ".json";
+  std::string why;
+  if (!save_torch_trace(*req.profile, saved, &why)) {
+    std::remove(saved.c_str());
+    return false;
+  }
+  std::int64_t count = 0;
+  const std::string events = format_sink_events(req.data, read_base_time_ns(saved), &count);
+  OutputFile out(path, gzip);
+  const bool spliced = splice_trace_events(saved, events, out);
+  std::remove(saved.c_str());
+  if (!spliced) return false;
+  out.commit();
+  return true;
+}
+
+// A span still open when its window ended stops at the window's end, but an
+// op running then was recorded to its real end: the span covers it.
+void cover_ops_running_at_the_end(TraceData& data) {
+  for (RegionSpan& span : data.spans) {
+    if (!span.open_at_end) continue;
+    for (const OpRecord& op : data.ops) {
+      if (op.kind == OpRecord::Kind::kCpuOp && op.thread == span.thread &&
+          op.start_ns >= span.start_ns && op.start_ns <= span.end_ns) {
+        span.end_ns = std::max(span.end_ns, op.start_ns + op.duration_ns);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string export_trace(ExportRequest& req, const ExportOptions& options, const ExportLog& log) {
+  const std::string path = req.path_base + (options.gzip ? ".json.gz" : ".json");
+  const std::string file = std::filesystem::path(path).filename().string();
+  try {
+    std::vector<ThreadInfo> unknown;
+    req.data.ops = read_ops(*req.profile, req.trace_tids, &unknown);
+    req.data.threads.insert(req.data.threads.end(), unknown.begin(), unknown.end());
+    cover_ops_running_at_the_end(req.data);
+
+    TraceWriteStats stats;
+    if (!write_torch_trace(req, path, options.gzip)) {
+      OutputFile out(path, options.gzip);
+      stats = write_chrome_trace(req.data, options.limits, out);
+      out.commit();
+    }
+    req.profile.reset();  // libtorch's copy of the events is no longer needed
+
+    const OpSummary summary = summarize(req.data);
+    for (const auto& [ext, text] : {std::pair<std::string, std::string>{
+                                        ".summary.txt", summary_text(summary, req.data, file)},
+                                    {".summary.json", summary_json(summary, req.data, file)}}) {
+      OutputFile out(req.path_base + ext, false);
+      out.write(text);
+      out.commit();
+    }
+
+    std::string msg = "wrote " + path + " (" + std::to_string(summary.op_calls) + " op calls, " +
+                      std::to_string(req.data.spans.size()) + " region spans";
+    if (stats.events_written > 0) msg += ", " + std::to_string(stats.events_written) + " events";
+    log(LogLevel::kInfo, msg + ") and its .summary.txt/.summary.json");
+    if (!stats.cut_reason.empty()) {
+      log(LogLevel::kWarn, file + ": " + stats.cut_reason + " reached while writing: the " +
+                               std::to_string(stats.events_cut) +
+                               " latest events were left out; the trace is complete up to there");
+    }
+    for (const std::string& removed :
+         remove_old_traces(options.output_dir, options.rank, options.keep_last)) {
+      log(LogLevel::kInfo,
+          "keep_last=" + std::to_string(options.keep_last) + ": removed " + removed);
+    }
+    return path;
+  } catch (const std::exception& e) {
+    log(LogLevel::kError, "could not write " + path + ": " + e.what());
+    return {};
+  }
+}
+
+}  // namespace regiontrace::torch_profiler

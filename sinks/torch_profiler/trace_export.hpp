@@ -1,0 +1,40 @@
+// Turns a finished collection window into files: the trace (libtorch's own
+// where it can write one, with the sink's spans and markers spliced in;
+// otherwise written from the events), the op summary beside it, then
+// keep_last. Runs on the sink's writer thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "chrome_trace_writer.hpp"
+#include "profiler_session.hpp"
+#include "regiontrace/sdk/sink_context.hpp"
+#include "trace_model.hpp"
+
+namespace regiontrace::torch_profiler {
+
+struct ExportRequest {
+  CollectedProfilePtr profile;
+  TraceData data;  // everything but the ops, which are read from `profile`
+  std::map<std::uint64_t, std::uint64_t> trace_tids;  // RecordFunction id -> trace tid
+  std::string path_base;  // "<dir>/torch_trace_rank0_pid42": extensions are added
+};
+
+struct ExportOptions {
+  bool gzip = true;
+  TraceLimits limits;
+  std::int64_t keep_last = 0;
+  std::string output_dir;
+  int rank = 0;
+};
+
+using ExportLog = std::function<void(LogLevel, const std::string&)>;
+
+// Never throws: trouble is logged. Returns the trace's path, empty on failure.
+std::string export_trace(ExportRequest& request, const ExportOptions& options,
+                         const ExportLog& log);
+
+}  // namespace regiontrace::torch_profiler

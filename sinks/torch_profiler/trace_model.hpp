@@ -1,0 +1,95 @@
+// What one collection window produced, in plain types: the torch ops read
+// from libtorch, the region spans and collection markers the sink recorded,
+// and the threads they ran on. The trace writer and the op summary work on
+// this and never see a libtorch header.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace regiontrace::torch_profiler {
+
+// Every time here is nanoseconds since the Unix epoch (CLOCK_REALTIME), the
+// clock libtorch stamps its events with; region times are converted to it.
+
+struct OpRecord {
+  enum class Kind : std::uint8_t {
+    kCpuOp,   // an operator or record_function range on a CPU thread
+    kMemory,  // an allocation (bytes > 0) or free (bytes < 0), profile_memory
+    kDevice,  // a GPU kernel, memcpy or other device activity (Kineto builds)
+  };
+  Kind kind = Kind::kCpuOp;
+  std::string name;
+  std::uint64_t thread = 0;  // trace tid: the OS thread id where known
+  std::int64_t start_ns = 0;
+  std::int64_t duration_ns = 0;
+  bool has_shapes = false;
+  std::vector<std::vector<std::int64_t>> shapes;  // one per input, empty for non-tensors
+  std::vector<std::string> dtypes;
+  std::uint64_t flops = 0;
+  std::vector<std::string> stack;
+  std::int64_t bytes = 0;  // kMemory
+  int device_type = 0;     // c10::DeviceType as int
+  int device_index = -1;
+  std::int64_t sequence_nr = -1;
+  std::uint64_t correlation_id = 0;
+};
+
+struct RegionSpan {
+  std::uint32_t region = 0;  // RegionId; the name is resolved when writing
+  std::uint64_t thread = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::string path;
+  int depth = 0;
+  std::int64_t step = 0;
+  bool has_step = false;
+  bool unwinding = false;      // left by an exception
+  bool clipped_begin = false;  // opened before collection started: begins at the window start
+  bool open_at_end = false;    // still open when the window was written: ends there
+};
+
+struct CollectionMarker {
+  bool enable = true;  // enable_collection / disable_collection
+  std::uint64_t thread = 0;
+  std::int64_t time_ns = 0;
+  const char* reason = "";  // a literal: "region", "step", "close", "size_cap"
+};
+
+struct ThreadInfo {
+  std::uint64_t tid = 0;  // as written in the trace
+  std::string name;
+};
+
+struct TraceData {
+  int rank = 0;
+  int world_size = 1;
+  long pid = 0;
+  std::string prefix = "regiontrace";
+  std::vector<std::string> region_names;  // indexed by RegionId; may be shorter
+  std::vector<OpRecord> ops;
+  std::vector<RegionSpan> spans;
+  std::vector<CollectionMarker> markers;
+  std::vector<ThreadInfo> threads;
+  bool record_shapes = false;
+  bool profile_memory = false;
+  bool with_stack = false;
+  bool with_flops = false;
+  std::int64_t first_step = 0;  // steps this window covered, when set_step() was used
+  std::int64_t last_step = 0;
+  bool has_steps = false;
+  std::string torch_version;
+  // What was dropped while collecting because of the size cap.
+  std::int64_t ops_refused = 0;
+  std::string cap_reason;  // empty: no cap was reached while collecting
+
+  std::string region_name(std::uint32_t region) const {
+    return region < region_names.size() ? region_names[region] : "region#" + std::to_string(region);
+  }
+  std::string span_name(std::uint32_t region) const {
+    return prefix + ".region::" + region_name(region);
+  }
+};
+
+}  // namespace regiontrace::torch_profiler

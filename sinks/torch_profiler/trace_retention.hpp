@@ -1,0 +1,22 @@
+// keep_last: the seed's second best practice (clean trace directories) done
+// by the sink. After each trace it writes, the sink keeps the `keep_last`
+// newest traces of its rank in the folder, from this run and earlier ones,
+// and removes the older ones with their summaries. Other ranks' files and
+// files of other programs are never touched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace regiontrace::torch_profiler {
+
+// The file names the sink writes: "torch_trace[_step<N>][_<n>]_rank<R>_pid<P>"
+// followed by ".json", ".json.gz", ".summary.txt" or ".summary.json".
+bool is_trace_file(const std::string& file_name, int rank);
+
+// Removes all but the `keep` newest traces of `rank` in `dir` (by
+// modification time, then name) and the summaries beside them. Returns the
+// paths removed. keep <= 0 keeps everything.
+std::vector<std::string> remove_old_traces(const std::string& dir, int rank, long long keep);
+
+}  // namespace regiontrace::torch_profiler

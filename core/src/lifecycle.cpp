@@ -78,7 +78,13 @@ void install_signals() {
   sa.sa_handler = &on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int i = 0; i < 2; ++i) sigaction(kSignals[i], &sa, &g_previous[i]);
+  for (int i = 0; i < 2; ++i) {
+    sigaction(kSignals[i], &sa, &g_previous[i]);
+    // A signal the process ignores (SIGINT of a background job started by a
+    // shell) stays ignored: flushing and re-raising it would change nothing
+    // but our files.
+    if (g_previous[i].sa_handler == SIG_IGN) sigaction(kSignals[i], &g_previous[i], nullptr);
+  }
   g_signals_installed = true;
 }
 

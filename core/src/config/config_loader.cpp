@@ -323,6 +323,11 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     for (const KeySpec& k : s.plugin->schema) {
       if (values.count(k.name)) s.values[k.name] = values[k.name];
     }
+    // The common keys too: the host applies them, but a sink may shape its
+    // output by them (the torch profiler writes one trace per run of steps).
+    s.values["regions"] = s.regions;
+    s.values["steps"] = values["steps"];
+    s.values["ranks"] = values["ranks"];
     out.sinks.push_back(std::move(s));
   }
 

@@ -15,10 +15,10 @@ echo "== regiontrace outputs in $out"
 (cd "$out" && find . -type f | sort | sed 's|^\./|  |')
 cat <<MSG
 
-Open the trace:   drag $out/torch_profiler/*.json.gz (or any *.json.gz) onto https://ui.perfetto.dev
-Op summary:       the *summary.txt next to it (which ops dominate, per input shape)
-Activations:      activations_*.jsonl, one record per block output per step
-Memory:           memory_*.jsonl and memory_summary_*.json; memory trace in Perfetto too
+Open the trace:   drag $out/torch_trace_*.json.gz onto https://ui.perfetto.dev (or chrome://tracing)
+Op summary:       $out/torch_trace_*.summary.txt (which ops dominate, per input shape)
+Activations:      $out/activations_*.jsonl, one record per block output per step
+Memory:           $out/memory_*.jsonl, memory_summary_*.json; memory_trace_*.json opens in Perfetto
 The video:        $out/video/video.gif
 
 Parity demo (finds the layer where two runs diverge):

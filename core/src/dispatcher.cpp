@@ -213,17 +213,21 @@ std::vector<const SinkSlot*> Dispatcher::running_slots() const {
   return out;
 }
 
+__attribute__((noinline, cold)) std::uint64_t report_stack_full() {
+  log_once(LogLevel::kWarn, "stack-full",
+           "regions nested deeper than " + std::to_string(ThreadStack::kMaxDepth) +
+               " on one thread; the deeper ones are not recorded");
+  return 0;
+}
+
 // The hot path: push and pop are inlined into enter/leave; building and
 // delivering events is kept out of line so the unrouted case stays a few
 // loads and stores.
-inline std::uint64_t Dispatcher::push(ThreadStack& stack, const RoutingTable& table, RegionId id,
-                                      std::uint64_t token) {
-  if (__builtin_expect(stack.full(), 0)) {
-    log_once(LogLevel::kWarn, "stack-full",
-             "regions nested deeper than " + std::to_string(ThreadStack::kMaxDepth) +
-                 " on one thread; the deeper ones are not recorded");
-    return 0;
-  }
+__attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack& stack,
+                                                                     const RoutingTable& table,
+                                                                     RegionId id,
+                                                                     std::uint64_t token) {
+  if (__builtin_expect(stack.full(), 0)) return report_stack_full();
   const std::uint64_t selected = table.region_mask(id);
   const std::uint64_t outer = stack.empty() || stack.top().generation != table.generation()
                                   ? table.unfiltered_mask
@@ -253,7 +257,7 @@ void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, co
   deliver(table, f.delivered, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
 }
 
-inline void Dispatcher::pop(ThreadStack& stack, bool unwinding) {
+__attribute__((always_inline)) inline void Dispatcher::pop(ThreadStack& stack, bool unwinding) {
   if (__builtin_expect(stack.top().delivered != 0, 0)) deliver_end(stack, unwinding);
   stack.pop();
 }

@@ -14,6 +14,7 @@
 
 #include "region_registry.hpp"
 #include "regiontrace/regiontrace.hpp"
+#include "regiontrace/sdk/color.hpp"
 
 namespace regiontrace::detail {
 namespace {
@@ -56,19 +57,8 @@ void declare_entries(const YAML::Node& list, const std::string& source, RegionRe
 }  // namespace
 
 bool parse_color(std::string_view text, std::uint32_t* out) {
-  if (!text.empty() && text.front() == '#') text.remove_prefix(1);
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
-    text.remove_prefix(2);
-  if (text.size() != 6) return false;
   std::uint32_t v = 0;
-  for (char c : text) {
-    int d = (c >= '0' && c <= '9')   ? c - '0'
-            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                     : -1;
-    if (d < 0) return false;
-    v = v * 16 + static_cast<std::uint32_t>(d);
-  }
+  if (!parse_rgb(text, &v)) return false;
   *out = v == 0 ? 0x000001 : v;  // 0 means "none given"; pure black stays visible
   return true;
 }

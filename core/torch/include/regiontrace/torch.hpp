@@ -33,7 +33,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -87,18 +86,12 @@ namespace detail {
 REGIONTRACE_TORCH_API RegionId module_region_id(const torch::nn::Module& module);
 
 // A region around one module call, opened only while regiontrace may be on.
-class ModuleRegion {
- public:
-  explicit ModuleRegion(const torch::nn::Module& module) {
-    if (g_state.load(std::memory_order_relaxed) != kStateOff) {
-      const RegionId id = module_region_id(module);  // reads the configuration on first use
-      region_.emplace(id);
-    }
-  }
-
- private:
-  std::optional<Region> region_;
-};
+// The region of a module's forward(): looked up only when regions can be
+// on (the lookup reads the configuration on first use); with sinks off any
+// id will do, since the Region then does nothing.
+inline RegionId forward_region_id(const torch::nn::Module& module) {
+  return g_state.load(std::memory_order_relaxed) != kStateOff ? module_region_id(module) : 0;
+}
 }  // namespace detail
 
 // Calls module.forward(args...) inside a region named after the module,
@@ -110,7 +103,7 @@ auto forward(M&& module, Args&&... args)
     -> decltype(detail::module_object(module).forward(std::forward<Args>(args)...)) {
   auto& object = detail::module_object(module);
   using Result = decltype(object.forward(std::forward<Args>(args)...));
-  const detail::ModuleRegion region(static_cast<const torch::nn::Module&>(object));
+  const Region region(detail::forward_region_id(static_cast<const torch::nn::Module&>(object)));
   if constexpr (std::is_void_v<Result>) {
     object.forward(std::forward<Args>(args)...);
   } else {

@@ -12,6 +12,19 @@ void append_step(std::string& out, std::int64_t step) {
   }
 }
 
+void append_allocated_by_device(std::string& out, std::uint32_t devices,
+                                const std::int64_t (&allocated)[kMaxDevices]) {
+  bool first = true;
+  for_each_device(devices, [&](int d) {
+    if (!first) out += ',';
+    first = false;
+    json::append_escaped(out, device_name(d));
+    out += ":{\"allocated_bytes\":";
+    json::append_int(out, allocated[d]);
+    out += '}';
+  });
+}
+
 void append_optional(std::string& out, std::int64_t value) {
   if (value < 0) {
     out += "null";

@@ -14,6 +14,9 @@ namespace regiontrace::memory {
 void append_step(std::string& out, std::int64_t step);
 // A number, or `null` for -1 (a figure that could not be read).
 void append_optional(std::string& out, std::int64_t value);
+// `"cpu":{"allocated_bytes":N},...` for every device in `devices` (a mask).
+void append_allocated_by_device(std::string& out, std::uint32_t devices,
+                                const std::int64_t (&allocated)[kMaxDevices]);
 // "allocator": {...} members for one CUDA device.
 void append_allocator_stats(std::string& out, const cuda::AllocatorStats& s);
 // One JSON object and a newline.

@@ -76,15 +76,7 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
   out += ",\"hwm_bytes\":";
   append_optional(out, totals.resident.hwm_bytes);
   out += "},\"devices\":{";
-  bool first = true;
-  for_each_device(totals.devices, [&](int d) {
-    if (!first) out += ',';
-    first = false;
-    json::append_escaped(out, device_name(d));
-    out += ":{\"allocated_bytes\":";
-    json::append_int(out, totals.allocated[d]);
-    out += '}';
-  });
+  append_allocated_by_device(out, totals.devices, totals.allocated);
   out += "},\"paths_overflowed\":";
   out += totals.paths_overflowed ? "true" : "false";
   out += ",\"snapshots\":{\"written\":[";
@@ -104,7 +96,7 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
   out += "],\"skipped\":";
   json::append_int(out, totals.snapshots_skipped);
   out += "},\"regions\":[";
-  first = true;
+  bool first = true;
   for (std::size_t i = 0; i < paths_.size(); ++i) {
     const PathStats& p = paths_[i];
     if (p.calls == 0) continue;

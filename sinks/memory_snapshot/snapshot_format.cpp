@@ -135,15 +135,7 @@ std::string format_snapshot(const SnapshotJob& job, const RegionPaths& paths,
   out += ",\"hwm_bytes\":";
   append_optional(out, job.resident.hwm_bytes);
   out += ",\"devices\":{";
-  bool first = true;
-  for_each_device(job.devices, [&](int d) {
-    if (!first) out += ',';
-    first = false;
-    json::append_escaped(out, device_name(d));
-    out += ":{\"allocated_bytes\":";
-    json::append_int(out, job.allocated[d]);
-    out += '}';
-  });
+  append_allocated_by_device(out, job.devices, job.allocated);
   out += "},\"tracking\":{\"enabled\":";
   out += job.tracking.enabled ? "true" : "false";
   out += ",\"tracked\":";

@@ -62,7 +62,7 @@ class Validator {
  public:
   Validator(const ConfigTree& tree, const Environment& env, EffectiveConfig& out,
             std::vector<std::string>& errors)
-      : tree_(tree), env_(env), out_(out), errors_(errors) {
+      : tree_(tree), out_(out), errors_(errors) {
     ctx_.rank = out.rank.rank;
     ctx_.pid = out.pid;
     ctx_.env = &env;
@@ -136,11 +136,8 @@ class Validator {
     }
   }
 
-  const ExpansionContext& context() const { return ctx_; }
-
  private:
   const ConfigTree& tree_;
-  const Environment& env_;
   EffectiveConfig& out_;
   std::vector<std::string>& errors_;
   ExpansionContext ctx_;

@@ -12,10 +12,6 @@ namespace {
 using regiontrace::test::CleanEnv;
 using regiontrace::test::TempDir;
 
-std::int64_t cpu(const json& record, const char* field) {
-  return record.at("devices").at("cpu").at(field).get<std::int64_t>();
-}
-
 TEST(MemoryAccounting, EntryExitAndPeakMatchTheAllocatedSizes) {
   CleanEnv env;
   TempDir dir;

@@ -17,10 +17,6 @@ namespace {
 using regiontrace::test::CleanEnv;
 using regiontrace::test::TempDir;
 
-std::int64_t cpu(const json& record, const char* field) {
-  return record.at("devices").at("cpu").at(field).get<std::int64_t>();
-}
-
 TEST(MemoryWithProfiler, AProfilerStatePushedInsideNestedRegions) {
   // What the torch_profiler sink does when a selected region opens: push its
   // profiler state above whatever sits in the slot, pop it when done.

@@ -50,6 +50,11 @@ MemoryOutputs read_outputs(const std::string& dir);
 // A snapshot's group for `path`, or nullptr.
 const json* snapshot_region(const json& snapshot, const std::string& path);
 
+// A region record's libtorch CPU figure: "entry_bytes", "exit_bytes", "peak_bytes".
+inline std::int64_t cpu(const json& record, const char* field) {
+  return record.at("devices").at("cpu").at(field).get<std::int64_t>();
+}
+
 inline constexpr std::int64_t kKiB = 1024;
 inline constexpr std::int64_t kMiB = 1024 * 1024;
 

@@ -10,7 +10,7 @@ namespace F = torch::nn::functional;
 
 torch::Tensor sinusoidal_embedding(const torch::Tensor& positions, std::int64_t dim) {
   const std::int64_t half = dim / 2;
-  auto options = torch::TensorOptions().dtype(torch::kFloat32);
+  auto options = torch::TensorOptions().dtype(torch::kFloat32).device(positions.device());
   torch::Tensor freqs =
       torch::exp(-std::log(10000.0) * torch::arange(half, options) / static_cast<double>(half));
   torch::Tensor args = positions.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
@@ -170,11 +170,11 @@ torch::Tensor DiTImpl::unpatchify(const torch::Tensor& tokens, std::int64_t fram
 
 // Fixed 3D position code: a third of the channels each for frame, row, column.
 static torch::Tensor video_positions(std::int64_t frames, std::int64_t rows, std::int64_t cols,
-                                     std::int64_t dim) {
+                                     std::int64_t dim, torch::Device device) {
   const std::int64_t axis_dim = (dim / 3) / 2 * 2;
-  torch::Tensor f = sinusoidal_embedding(torch::arange(frames), axis_dim);
-  torch::Tensor r = sinusoidal_embedding(torch::arange(rows), axis_dim);
-  torch::Tensor c = sinusoidal_embedding(torch::arange(cols), axis_dim);
+  torch::Tensor f = sinusoidal_embedding(torch::arange(frames, device), axis_dim);
+  torch::Tensor r = sinusoidal_embedding(torch::arange(rows, device), axis_dim);
+  torch::Tensor c = sinusoidal_embedding(torch::arange(cols, device), axis_dim);
   torch::Tensor grid =
       torch::cat({f.view({frames, 1, 1, axis_dim}).expand({frames, rows, cols, axis_dim}),
                   r.view({1, rows, 1, axis_dim}).expand({frames, rows, cols, axis_dim}),
@@ -191,8 +191,9 @@ torch::Tensor DiTImpl::forward(const torch::Tensor& latents, const torch::Tensor
   if (height % p != 0 || width % p != 0) {
     throw std::invalid_argument("DiT: latent height and width must be multiples of the patch size");
   }
-  torch::Tensor x = patch_embed_(patchify(latents)) +
-                    video_positions(frames, height / p, width / p, config_.dim).unsqueeze(0);
+  torch::Tensor x =
+      patch_embed_(patchify(latents)) +
+      video_positions(frames, height / p, width / p, config_.dim, latents.device()).unsqueeze(0);
   torch::Tensor cond = time_embed_->forward(sinusoidal_embedding(timestep, config_.dim)) +
                        text_pool_proj_(text.mean(1));
   // The one line per call site that makes every block a traced region.

@@ -55,6 +55,7 @@ struct Settings {
   int fps = 8;
   std::vector<std::string> profiles;
   std::string trace_dir;
+  std::string device = "cpu";
 };
 
 struct Models {
@@ -83,6 +84,10 @@ Models load_models(const Settings& s) {
   m.text_encoder->eval();
   m.dit->eval();
   m.decoder->eval();
+  const torch::Device device(s.device);
+  m.text_encoder->to(device);
+  m.dit->to(device);
+  m.decoder->to(device);
   // Once per model: forward(block) regions are then named "blocks.3".
   regiontrace::name_modules(m.dit);
   if (s.perturb_block >= 0)
@@ -100,7 +105,7 @@ Prepared prepare(const Settings& s, Models& m) {
   torch::Tensor tokens = torch::stack(
       {m.text_encoder->tokenize(s.negative_prompt), m.text_encoder->tokenize(s.prompt)});
   Prepared p;
-  p.text = m.text_encoder->forward(tokens);
+  p.text = m.text_encoder->forward(tokens.to(torch::Device(s.device)));
   regiontrace::observe("text_embeddings", p.text);
   const std::int64_t down = examples::VideoDecoderImpl::kUpsampling;
   // The noise has its own generator so it does not depend on how many random
@@ -108,7 +113,8 @@ Prepared prepare(const Settings& s, Models& m) {
   auto noise_gen = at::detail::createCPUGenerator(s.seed + 1);
   p.latents =
       torch::randn({1, m.dit->config().latent_channels, s.frames, s.height / down, s.width / down},
-                   noise_gen, torch::kFloat32);
+                   noise_gen, torch::kFloat32)
+          .to(torch::Device(s.device));
   regiontrace::observe("initial_latents", p.latents);
   return p;
 }
@@ -120,8 +126,9 @@ torch::Tensor denoise(const Settings& s, Models& m, const Prepared& p) {
   for (std::int64_t i = 0; i < scheduler.steps(); ++i) {
     regiontrace::set_step(i);
     // One batch of two: the unconditional and the conditional prediction.
-    torch::Tensor both = m.dit->forward(torch::cat({latents, latents}),
-                                        torch::full({2}, scheduler.timestep(i)), p.text);
+    torch::Tensor both =
+        m.dit->forward(torch::cat({latents, latents}),
+                       torch::full({2}, scheduler.timestep(i), latents.options()), p.text);
     torch::Tensor uncond = both.slice(0, 0, 1), cond = both.slice(0, 1, 2);
     torch::Tensor velocity = uncond + s.guidance * (cond - uncond);
     latents = scheduler.step(velocity, i, latents);
@@ -139,7 +146,7 @@ fs::path decode_and_save(const Settings& s, Models& m, const torch::Tensor& late
   if (s.gif_scale > 1) {
     pixels = pixels.repeat_interleave(s.gif_scale, 1).repeat_interleave(s.gif_scale, 2);
   }
-  pixels = pixels.contiguous();
+  pixels = pixels.contiguous().to(torch::kCPU);
   std::vector<examples::RgbImage> frames;
   for (std::int64_t f = 0; f < pixels.size(0); ++f) {
     examples::RgbImage image;
@@ -264,10 +271,24 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--profile", s.profiles, "regiontrace profile (YAML), after REGIONTRACE_CONFIG's");
   app.add_option("--trace-dir", s.trace_dir, "where the sinks write (regiontrace output_dir)");
+  app.add_option("--device", s.device, "where the models run: cpu, cuda or cuda:N")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   // The decoder upsamples 8x and the DiT cuts latents into 2x2 patches.
   if (s.height % 16 != 0 || s.width % 16 != 0) {
     std::cerr << "video_pipeline: --height and --width must be multiples of 16\n";
+    return 2;
+  }
+  try {
+    const torch::Device device(s.device);
+    if (device.is_cuda() && !torch::cuda::is_available()) {
+      std::cerr << "video_pipeline: --device " << s.device
+                << ": this libtorch has no CUDA or sees no GPU (use --device cpu)\n";
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "video_pipeline: --device " << s.device
+              << " is not a device (cpu, cuda, cuda:N)\n";
     return 2;
   }
   if (s.perturb_block >= s.blocks) {

@@ -17,6 +17,7 @@ function(regiontrace_resolve_option var found what)
   set(${var}_RESOLVED ${result} PARENT_SCOPE)
 endfunction()
 
+include(RegionTraceTorchFromPython)
 if(NOT REGIONTRACE_WITH_TORCH STREQUAL "OFF")
   find_package(Torch QUIET)
 endif()

@@ -13,6 +13,7 @@ packages=(
   libcli11-dev            # the CLI's argument parser
   nlohmann-json3-dev      # tests parse what sinks write
   zlib1g-dev              # .json.gz traces
+  python3-torch           # PyTorch for /usr/bin/python3 (the same libtorch): Python-side tests
 )
 missing=()
 for p in "${packages[@]}"; do

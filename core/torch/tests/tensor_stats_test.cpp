@@ -211,38 +211,3 @@ TEST(TensorStats, HashFollowsValuesNotLayout) {
 
 }  // namespace
 }  // namespace regiontrace
-
-namespace regiontrace {
-namespace {
-
-// The fused device reduction against the host loop, where libtorch has CUDA.
-TEST(TensorStatsCuda, DeviceStatisticsMatchTheHost) {
-  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device or libtorch without CUDA";
-  at::manual_seed(6);
-  for (at::ScalarType type : kAllTypes) {
-    for (std::int64_t n : {1, 1000, 300001}) {
-      at::Tensor host = random_of(type, {n});
-      if (at::isFloatingType(type) && n > 1) host[n / 2] = std::nan("");
-      const TensorStats d = compute_stats(host.cuda(), StatsOptions{true, true});
-      const TensorStats h = compute_stats(host, StatsOptions{true, true});
-      const std::string what = std::string(c10::toString(type)) + "[" + std::to_string(n) + "]";
-      EXPECT_EQ(d.device, "cuda:0") << what;
-      EXPECT_EQ(d.nan_count, h.nan_count) << what;
-      EXPECT_EQ(d.zero_count, h.zero_count) << what;
-      EXPECT_EQ(*d.hash, *h.hash) << what;
-      expect_near_or_same(d.sum, *h.sum, 1e-9 * (*h.abs_mean * n + 1), what + " sum");
-      expect_near_or_same(d.min, *h.min, 0, what + " min");
-      expect_near_or_same(d.max, *h.max, 0, what + " max");
-      expect_near_or_same(d.abs_mean, *h.abs_mean, 1e-9 * (*h.abs_mean + 1), what + " abs_mean");
-      if (n > 1) expect_near_or_same(d.std, *h.std, 1e-9 * (*h.std + 1), what + " std");
-    }
-  }
-  // A strided view is copied on the device, a permutation read in place.
-  const at::Tensor base = at::randn({64, 48}, at::kCUDA);
-  expect_matches_torch(base.t().cpu(), "reference");
-  const TensorStats s = compute_stats(base.slice(1, 0, 48, 3));
-  EXPECT_NEAR(*s.sum, base.slice(1, 0, 48, 3).to(at::kDouble).sum().item<double>(), 1e-9);
-}
-
-}  // namespace
-}  // namespace regiontrace

@@ -1,0 +1,95 @@
+// regiontrace_gpu_figures: the figures scripts/gpu_check.sh reports, as one
+// JSON object on stdout. On a GPU:
+//   - the fused statistics of a 256M-element tensor (fp32, bf16) against one
+//     torch.sum of the same tensor, and the bandwidth each reaches;
+//   - a region pair with the torch_profiler sink collecting CPU and CUDA
+//     activity, against the same pair with nothing configured.
+// Without a GPU it prints {"gpu": false} and exits 0.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "regiontrace/regiontrace.hpp"
+#include "regiontrace/tensor_stats.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Median of `reps` timed calls after two warm-ups, in milliseconds. Every
+// call returns a host value, so the GPU work is finished when it returns.
+template <typename Fn>
+double median_ms(int reps, Fn&& fn) {
+  fn();
+  fn();
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void stats_against_sum(at::ScalarType type, const char* name, bool last) {
+  const std::int64_t n = std::int64_t(256) << 20;
+  const at::Tensor t = at::randn({n}, at::TensorOptions().device(at::kCUDA)).to(type);
+  volatile double sink = 0;
+  const double stats_ms = median_ms(10, [&] { sink = *regiontrace::compute_stats(t).sum; });
+  const double sum_ms = median_ms(10, [&] { sink = t.sum().item<double>(); });
+  const double gb = double(t.numel() * t.element_size()) / 1e9;
+  std::printf(
+      "  \"stats_%s\": {\"elements\": %lld, \"fused_stats_ms\": %.4f, \"torch_sum_ms\": %.4f, "
+      "\"ratio\": %.3f, \"fused_stats_GBps\": %.1f, \"torch_sum_GBps\": %.1f}%s\n",
+      name, static_cast<long long>(n), stats_ms, sum_ms, stats_ms / sum_ms, gb / (stats_ms / 1e3),
+      gb / (sum_ms / 1e3), last ? "" : ",");
+}
+
+// ns per region pair around one small kernel launch, `pairs` times.
+double region_pair_ns(const at::Tensor& x, int pairs) {
+  at::Tensor y = x;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < pairs; ++i) {
+    RT_REGION("gpu_overhead");
+    y = y.add_(1.0);
+  }
+  y.sum().item<float>();
+  return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / pairs;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string out_dir = argc > 1 ? argv[1] : "/tmp/regiontrace_gpu_figures";
+  if (!at::hasCUDA()) {
+    std::printf("{\"gpu\": false}\n");
+    return 0;
+  }
+  std::printf("{\n  \"gpu\": true,\n");
+  stats_against_sum(at::kFloat, "fp32", false);
+  stats_against_sum(at::kBFloat16, "bf16", false);
+
+  const at::Tensor x = at::zeros({1024}, at::TensorOptions().device(at::kCUDA));
+  const int pairs = 20000;
+  const double plain_ns = std::min(region_pair_ns(x, pairs), region_pair_ns(x, pairs));
+  regiontrace::Options o;
+  o.read_environment = false;
+  o.set("output_dir", out_dir);
+  o.set("log_level", "warn");
+  o.set("sinks.torch_profiler.enabled", "true");
+  o.set("sinks.torch_profiler.regions", "gpu_overhead");
+  o.set("sinks.torch_profiler.activities", "cpu,cuda");
+  regiontrace::init(o);
+  const double profiled_ns = region_pair_ns(x, pairs);
+  regiontrace::shutdown();
+  std::printf(
+      "  \"region_with_cuda_profiler\": {\"pairs\": %d, \"ns_per_pair_plain\": %.0f, "
+      "\"ns_per_pair_profiled\": %.0f, \"ratio\": %.2f}\n}\n",
+      pairs, plain_ns, profiled_ns, profiled_ns / plain_ns);
+  return 0;
+}

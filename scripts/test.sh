@@ -7,6 +7,10 @@ bash scripts/install_deps.sh
 bash scripts/build.sh
 (cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900)
 
+# The GPU check: on a machine without a GPU it checks that the CUDA code
+# compiled out of build/ and that the cuda tests skip; with one, everything.
+bash scripts/gpu_check.sh
+
 # Sanitizers: the core alone (no libtorch, whose prebuilt libraries are not
 # instrumented), with the test plugins.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# One script, one report: everything regiontrace does on a GPU, checked in one
+# run on a machine with `nvidia-smi` and a Python whose PyTorch has CUDA.
+#
+#   bash scripts/gpu_check.sh                     # GPU machine with the build deps
+#   bash scripts/gpu_check.sh --deps .gpu-deps    # ... without a package registry
+#                                                 # (see scripts/gpu_bundle_deps.sh)
+#
+# GPU path: builds build-gpu/ against that PyTorch's libtorch, runs the tests
+# labelled `cuda`, video_pipeline on the GPU under quickstart.yaml and
+# kernels.yaml, checks kernels in the torch trace (device, stream, inside
+# their region spans), device figures and a pickled allocator snapshot that
+# PyTorch's own memory_viz reads, NVTX ranges seen by regiontrace-nvtx-record,
+# then the whole suite. Writes gpu_check_report.md (pass/fail per item and the
+# figures) and exits non-zero on any failure.
+#
+# Without a GPU: says so, checks that the CUDA code compiled out of build/
+# (scripts/build.sh's build) and that the cuda tests skip, and exits 0 when
+# both hold.
+#
+# Environment: REGIONTRACE_PYTHON (the Python with CUDA PyTorch; default: the
+# first python3 that has it), GPU_CHECK_BUILD_DIR (build-gpu),
+# GPU_CHECK_REPORT (gpu_check_report.md), GPU_CHECK_WORK_DIR (logs and
+# outputs; a new folder under /tmp), GPU_CHECK_SUITE_TIMEOUT (seconds for the
+# whole suite, 900).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+deps=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --deps) deps=$2; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) echo "gpu_check.sh: unknown argument '$1' (valid: --deps DIR)" >&2; exit 2 ;;
+  esac
+done
+report=${GPU_CHECK_REPORT:-$root/gpu_check_report.md}
+build=${GPU_CHECK_BUILD_DIR:-$root/build-gpu}
+work=${GPU_CHECK_WORK_DIR:-$(mktemp -d /tmp/gpu_check.XXXXXX)}
+mkdir -p "$work"
+failures=0
+
+say() { printf '%s\n' "$*" | tee -a "$report"; }
+# check NAME COMMAND...: runs it, logs to $work/NAME.log, records pass/fail.
+check() {
+  local name=$1; shift
+  local start=$SECONDS
+  if "$@" >"$work/$name.log" 2>&1; then
+    say "| $name | PASS | $((SECONDS - start)) s |"
+  else
+    failures=$((failures + 1))
+    say "| $name | FAIL | $((SECONDS - start)) s: \`$(tail -n 3 "$work/$name.log" | tr '\n|`' '   ' | cut -c1-300)\` |"
+    echo "---- $name (last 40 lines of $work/$name.log) ----" >&2
+    tail -n 40 "$work/$name.log" >&2
+  fi
+}
+
+find_cuda_python() {
+  for p in "${REGIONTRACE_PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && command -v "$p" >/dev/null 2>&1 || continue
+    if "$p" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+      command -v "$p"
+      return 0
+    fi
+  done
+  return 1
+}
+
+: >"$report"
+say "# regiontrace GPU check"
+say ""
+say "$(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say ""
+
+python=""
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  python=$(find_cuda_python) || python=""
+fi
+
+# --- no GPU: the CUDA code must compile out ------------------------------------
+if [ -z "$python" ]; then
+  say "No GPU here (no working nvidia-smi, or no Python whose PyTorch sees CUDA):"
+  say "checking that build/ compiled the CUDA code out and that the cuda tests skip."
+  say ""
+  say "| item | result | detail |"
+  say "|---|---|---|"
+  cpu_build=$root/build
+  if [ ! -f "$cpu_build/CMakeCache.txt" ]; then
+    say "| cpu build | SKIP | no build/ (run scripts/build.sh first) |"
+    exit 0
+  fi
+  check cuda_compiled_out bash -c "
+    grep -q 'CUDA: OFF' '$cpu_build/configure.log' || { echo 'build/configure.log does not say CUDA: OFF'; exit 1; }
+    plugin=\$(ls '$cpu_build'/lib/regiontrace/plugins/*memory_snapshot*.so 2>/dev/null | head -1)
+    [ -z \"\$plugin\" ] && exit 0
+    ! nm -D --undefined-only \"\$plugin\" | grep -q 'c10::cuda\|_ZN3c104cuda' || { echo \"\$plugin needs c10::cuda\"; exit 1; }"
+  check cuda_tests_skip bash -c "
+    cd '$cpu_build' && out=\$(ctest -L cuda --output-on-failure 2>&1); rc=\$?; echo \"\$out\"
+    [ \$rc -eq 0 ] || exit 1
+    total=\$(echo \"\$out\" | sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p')
+    skipped=\$(echo \"\$out\" | grep -c '\*\*\*Skipped')
+    echo \"total=\$total skipped=\$skipped\"
+    [ -n \"\$total\" ] && [ \"\$total\" -gt 0 ] && [ \"\$skipped\" -eq \"\$total\" ]"
+  say ""
+  say "Not run: everything that needs a GPU."
+  [ -n "${GPU_CHECK_WORK_DIR:-}" ] || rm -rf "$work"
+  [ "$failures" -eq 0 ]
+  exit
+fi
+
+# --- GPU -------------------------------------------------------------------------
+say "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
+say "Python: $python, $("$python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)')"
+say "Compilers: $(c++ --version | head -1); $(nvcc --version 2>/dev/null | tail -1)"
+say ""
+
+cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_PYTHON="$python"
+            -DREGIONTRACE_BUILD_BENCHMARKS=OFF -DCMAKE_CUDA_ARCHITECTURES=90)
+cuda_root=/usr/local/cuda
+[ -x "$cuda_root/bin/nvcc" ] || cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+[ -x "$cuda_root/bin/nvcc" ] && cmake_args+=(-DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc")
+command -v ninja >/dev/null 2>&1 && cmake_args+=(-G Ninja)
+if [ -n "$deps" ]; then
+  # Debian packages unpacked into the build folder; absolute links inside
+  # them re-pointed into the unpacked tree.
+  prefix=$build/deps
+  mkdir -p "$prefix"
+  for f in "$deps"/*.deb; do
+    if command -v dpkg >/dev/null 2>&1; then
+      dpkg -x "$f" "$prefix"
+    else  # a .deb is an ar archive holding data.tar.*
+      member=$(ar t "$f" | grep '^data.tar')
+      case "$member" in
+        *.xz) unpack=(-J) ;; *.zst) unpack=(--zstd) ;; *.gz) unpack=(-z) ;; *) unpack=() ;;
+      esac
+      ar p "$f" "$member" | tar -x "${unpack[@]}" -C "$prefix"
+    fi
+  done
+  find "$prefix" -type l -lname '/*' | while read -r l; do
+    ln -sfn "$prefix$(readlink "$l")" "$l"
+  done
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake")
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export CPATH="$prefix/usr/include${CPATH:+:$CPATH}"
+fi
+
+say "| item | result | detail |"
+say "|---|---|---|"
+check configure cmake -S "$root" -B "$build" "${cmake_args[@]}"
+grep -E 'regiontrace' "$work/configure.log" | sed 's/^-- /    /' >>"$work/summary.txt" || true
+# Keep going past a failing file: one run then shows every compile error,
+# and whatever did build is still checked below.
+keep_going=(-k); [[ " ${cmake_args[*]} " == *" -G Ninja "* ]] && keep_going=(-k 0)
+check build cmake --build "$build" -j"$(nproc)" -- "${keep_going[@]}"
+bin=$build/bin
+export REGIONTRACE_LOG_LEVEL=warn
+
+# On a GPU none of them may skip.
+check cuda_tests bash -c "set -o pipefail; cd '$build' && ctest -L cuda --output-on-failure -j4 --timeout 600 | tee '$work/cuda_ctest.txt' &&
+  ! grep -q '\*\*\*Skipped' '$work/cuda_ctest.txt' && ! grep -q 'Total Tests: 0' '$work/cuda_ctest.txt'"
+
+# video_pipeline on the GPU under the two profiles.
+pipeline() {  # profile out_dir [env...]
+  local profile=$1 out=$2; shift 2
+  rm -rf "$out"
+  env "$@" "$bin/video_pipeline" --device cuda --profile "$root/config/profiles/$profile" \
+    --trace-dir "$out" --output "$out/video" --steps 6
+}
+check pipeline_quickstart pipeline quickstart.yaml "$work/quickstart" \
+  REGIONTRACE_TORCH_PROFILER_ACTIVITIES=cpu,cuda REGIONTRACE_MEMORY_SNAPSHOT_SNAPSHOT_ON_EXIT=inference_denoising \
+  REGIONTRACE_MEMORY_SNAPSHOT_CUDA_RECORD_HISTORY=true \
+  REGIONTRACE_ACTIVATION_TRACE_STATS=abs_mean,mean,std,min,max,sum,device
+check pipeline_kernels pipeline kernels.yaml "$work/kernels" REGIONTRACE_TORCH_PROFILER_ACTIVITIES=cpu,cuda
+check trace_kernels_nest "$python" "$root/scripts/gpu_check_outputs.py" kernels "$work/quickstart" "$work/kernels"
+check memory_device_stats "$python" "$root/scripts/gpu_check_outputs.py" memory "$work/quickstart"
+check allocator_snapshot_reads "$python" "$root/scripts/gpu_check_outputs.py" pickle "$work/quickstart"
+check activations_on_device "$python" "$root/scripts/gpu_check_outputs.py" activations "$work/quickstart"
+if [ -x "$bin/regiontrace-nvtx-record" ]; then
+  check nvtx_ranges bash -c "
+    cd '$work' && REGIONTRACE_CONFIG='$root/config/profiles/nsys.yaml' '$bin/regiontrace-nvtx-record' \
+      --format json --report nvtx_tree.json -o nvtx_calls.jsonl -- '$bin/video_pipeline' --device cuda \
+      --steps 2 --output '$work/nvtx_video' &&
+    grep -q 'region::profiler_region_inference_denoising' nvtx_tree.json &&
+    grep -q 'region::blocks.0' nvtx_tree.json"
+else
+  failures=$((failures + 1))
+  say "| nvtx_ranges | FAIL | regiontrace-nvtx-record was not built (NVTX3 headers not found) |"
+fi
+check figures bash -c "'$bin/regiontrace_gpu_figures' '$work/figures' > '$work/figures.json'"
+
+suite_timeout=${GPU_CHECK_SUITE_TIMEOUT:-900}
+check whole_suite timeout "$suite_timeout" bash -c "cd '$build' && ctest -LE cuda --output-on-failure -j$(nproc) --timeout 300"
+
+say ""
+say "## Figures"
+say ""
+say '```json'
+cat "$work/figures.json" 2>/dev/null | tee -a "$report"
+say '```'
+say ""
+say "## Build"
+say ""
+say '```'
+cat "$work/summary.txt" 2>/dev/null | tee -a "$report"
+grep -E 'tests passed|tests failed|\*\*\*Failed|Not Run|Timeout' "$work/whole_suite.log" 2>/dev/null | tail -n 30 | tee -a "$report"
+say '```'
+say ""
+say "$failures failing item(s); logs in $work"
+[ "$failures" -eq 0 ]

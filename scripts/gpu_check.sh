@@ -153,7 +153,6 @@ grep -E 'regiontrace' "$work/configure.log" | sed 's/^-- /    /' >>"$work/summar
 keep_going=(-k); [[ " ${cmake_args[*]} " == *" -G Ninja "* ]] && keep_going=(-k 0)
 check build cmake --build "$build" -j"$(nproc)" -- "${keep_going[@]}"
 bin=$build/bin
-export REGIONTRACE_LOG_LEVEL=warn
 
 # On a GPU none of them may skip.
 check cuda_tests bash -c "set -o pipefail; cd '$build' && ctest -L cuda --output-on-failure -j4 --timeout 600 | tee '$work/cuda_ctest.txt' &&
@@ -163,7 +162,7 @@ check cuda_tests bash -c "set -o pipefail; cd '$build' && ctest -L cuda --output
 pipeline() {  # profile out_dir [env...]
   local profile=$1 out=$2; shift 2
   rm -rf "$out"
-  env "$@" "$bin/video_pipeline" --device cuda --profile "$root/config/profiles/$profile" \
+  env REGIONTRACE_LOG_LEVEL=warn "$@" "$bin/video_pipeline" --device cuda --profile "$root/config/profiles/$profile" \
     --trace-dir "$out" --output "$out/video" --steps 6
 }
 check pipeline_quickstart pipeline quickstart.yaml "$work/quickstart" \

@@ -17,6 +17,8 @@ using test::CleanEnv;
 using test::TempDir;
 namespace tp = torch_profiler::test;
 
+RT_DECLARE_REGION(kGpuWork, "gpu_work", "CUDA kernels collected by the torch_profiler sink");
+
 bool is_kernel(const json& e) {
   return e.value("ph", "") == "X" && e.value("cat", "") == "kernel";
 }
@@ -38,7 +40,7 @@ TEST(CudaProfiler, KernelsCarryDeviceAndStreamAndLieInsideTheirRegion) {
   const at::Tensor a = at::randn({1024, 1024}, at::TensorOptions().device(at::kCUDA));
   a.sum().item<float>();  // the set-up kernels end before the first region
   for (int i = 0; i < 3; ++i) {
-    RT_REGION("gpu_work");
+    Region r(kGpuWork);
     at::Tensor b = at::mm(a, a).relu_();
     b.sum().item<float>();  // waits for the kernels inside the region
   }

@@ -1,7 +1,6 @@
 #include "profiler_result.hpp"
 
 #include <cstdint>
-#include <exception>
 #include <set>
 
 #include "collected_profile.hpp"
@@ -38,7 +37,10 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
   if (!profile.result) return out;
   const auto& events = profile.result->events();
   out.reserve(events.size());
+  std::set<std::uint64_t> os_tids;
+  for (const auto& [torch_tid, os_tid] : trace_tids) os_tids.insert(os_tid);
   std::set<std::uint64_t> unknown;
+  std::map<std::uint64_t, std::string> device_tracks;
   for (const KinetoEvent& e : events) {
     OpRecord r;
     r.name = e.name();
@@ -47,6 +49,8 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
     r.device_type = static_cast<int>(e.deviceType());
     // An unsigned byte in 1.13, so "no device" (-1) reads 255.
     r.device_index = static_cast<int>(static_cast<std::int8_t>(e.deviceIndex()));
+    // An op's kernels link to it; a CUDA runtime call links to its op too.
+    const std::uint64_t linked = e.linkedCorrelationId();
     if (r.name == "[memory]") {
       r.kind = OpRecord::Kind::kMemory;
       r.bytes = e.nBytes();
@@ -54,14 +58,27 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
     } else if (e.deviceType() != c10::DeviceType::CPU) {
       r.kind = OpRecord::Kind::kDevice;
       r.correlation_id = e.correlationId();
-    }
-    const std::uint64_t torch_tid = e.startThreadId();
-    auto it = trace_tids.find(torch_tid);
-    if (it != trace_tids.end()) {
-      r.thread = it->second;
+      r.external_id = linked;
+      r.stream = e.deviceResourceId();
+      r.thread = device_track(r.device_index, r.stream);
+      device_tracks.emplace(r.thread, "cuda:" + std::to_string(r.device_index) + " stream " +
+                                          std::to_string(r.stream));
+    } else if (linked != 0) {
+      r.correlation_id = e.correlationId();
+      r.external_id = linked;
     } else {
-      r.thread = torch_tid;
-      if (r.kind != OpRecord::Kind::kDevice) unknown.insert(torch_tid);
+      r.external_id = e.correlationId();
+    }
+    if (r.kind != OpRecord::Kind::kDevice) {
+      // Ops carry RecordFunction's thread id, CUDA runtime calls the OS one.
+      const std::uint64_t tid = e.startThreadId();
+      auto it = trace_tids.find(tid);
+      if (it != trace_tids.end()) {
+        r.thread = it->second;
+      } else {
+        r.thread = tid;
+        if (os_tids.count(tid) == 0) unknown.insert(tid);
+      }
     }
     if (e.hasShapes()) {
       r.has_shapes = true;
@@ -80,22 +97,8 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
   for (std::uint64_t tid : unknown) {
     threads_seen->push_back({tid, "torch thread " + std::to_string(tid)});
   }
+  for (auto& [tid, name] : device_tracks) threads_seen->push_back({tid, std::move(name)});
   return out;
-}
-
-bool save_torch_trace(CollectedProfile& profile, const std::string& path, std::string* why) {
-  if (!profile.result) {
-    *why = "no result";
-    return false;
-  }
-  try {
-    profile.result->save(path);
-    return true;
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    *why = what.substr(0, what.find('\n'));
-    return false;
-  }
 }
 
 }  // namespace regiontrace::torch_profiler

@@ -1,5 +1,7 @@
-// Reading what a profiler session collected: the events as OpRecords, and,
-// on libtorch builds with Kineto, libtorch's own trace file.
+// Reading what a profiler session collected, as OpRecords: the trace and the
+// summary are written from these on every libtorch version (2.x's own
+// ProfilerResult::save() file lacks the rank, the caps and the sink's
+// metadata, and cannot be capped while it is written).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,5 @@ namespace regiontrace::torch_profiler {
 std::vector<OpRecord> read_ops(const CollectedProfile& profile,
                                const std::map<std::uint64_t, std::uint64_t>& trace_tids,
                                std::vector<ThreadInfo>* threads_seen);
-
-// Writes libtorch's own Chrome trace (ProfilerResult::save) to `path`.
-// Returns false with the reason when this libtorch cannot (no Kineto).
-bool save_torch_trace(CollectedProfile& profile, const std::string& path, std::string* why);
 
 }  // namespace regiontrace::torch_profiler

@@ -1,13 +1,9 @@
 #include "trace_export.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 
-#include "kineto_trace_splicer.hpp"
 #include "op_summary.hpp"
 #include "output_file.hpp"
 #include "profiler_result.hpp"
@@ -15,25 +11,6 @@
 
 namespace regiontrace::torch_profiler {
 namespace {
-
-// libtorch's own trace, with the sink's events in it. False when this
-// libtorch cannot write one (no Kineto, as Debian's 1.13).
-bool write_torch_trace(ExportRequest& req, const std::string& path, bool gzip) {
-  const std::string saved = req.path_base + ".torch.tmp" + std::to_string(::getpid()) + ".json";
-  std::string why;
-  if (!save_torch_trace(*req.profile, saved, &why)) {
-    std::remove(saved.c_str());
-    return false;
-  }
-  std::int64_t count = 0;
-  const std::string events = format_sink_events(req.data, read_base_time_ns(saved), &count);
-  OutputFile out(path, gzip);
-  const bool spliced = splice_trace_events(saved, events, out);
-  std::remove(saved.c_str());
-  if (!spliced) return false;
-  out.commit();
-  return true;
-}
 
 // A span still open when its window ended stops at the window's end, but an
 // op running then was recorded to its real end: the span covers it.
@@ -60,12 +37,9 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     req.data.threads.insert(req.data.threads.end(), unknown.begin(), unknown.end());
     cover_ops_running_at_the_end(req.data);
 
-    TraceWriteStats stats;
-    if (!write_torch_trace(req, path, options.gzip)) {
-      OutputFile out(path, options.gzip);
-      stats = write_chrome_trace(req.data, options.limits, out);
-      out.commit();
-    }
+    OutputFile out(path, options.gzip);
+    const TraceWriteStats stats = write_chrome_trace(req.data, options.limits, out);
+    out.commit();
     req.profile.reset();  // libtorch's copy of the events is no longer needed
 
     const OpSummary summary = summarize(req.data);

@@ -33,8 +33,21 @@ struct OpRecord {
   int device_type = 0;     // c10::DeviceType as int
   int device_index = -1;
   std::int64_t sequence_nr = -1;
+  // CUDA activity (libtorch with CUDA): a kernel and the runtime call that
+  // launched it share `correlation_id`; both name the op they ran under by
+  // `external_id`, which is that op's own `external_id`. 0: none.
   std::uint64_t correlation_id = 0;
+  std::uint64_t external_id = 0;
+  std::int64_t stream = -1;  // kDevice: the CUDA stream
 };
+
+// Device activity has a track of its own per (device, stream), above any
+// OS thread id, named "cuda:<device> stream <stream>".
+inline constexpr std::uint64_t kDeviceTrackBase = std::uint64_t(1) << 40;
+inline std::uint64_t device_track(int device, std::int64_t stream) {
+  return kDeviceTrackBase + (static_cast<std::uint64_t>(device < 0 ? 0 : device) << 24) +
+         static_cast<std::uint64_t>(stream < 0 ? 0 : stream & 0xFFFFFF);
+}
 
 struct RegionSpan {
   std::uint32_t region = 0;  // RegionId; the name is resolved when writing

@@ -135,6 +135,15 @@ bool is_ours(const c10::DebugInfoBase* p) {
   return false;
 }
 
+// A profiler this sink did not start, for the whole process or on the
+// calling thread (a memory reporter's disabled state is not one).
+bool foreign_profiler_running() {
+  if (ProfilerStateBase::get(/*global=*/true) != nullptr) return true;
+  const c10::DebugInfoBase* current = c10::ThreadLocalDebugInfo::get(kProfilerSlot);
+  const auto* other = dynamic_cast<const ProfilerStateBase*>(current);
+  return other != nullptr && !other->config().disabled() && !is_ours(current);
+}
+
 at::RecordFunctionCallback gated_copy(const at::RecordFunctionCallback& cb) {
   std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> scopes;
   for (std::size_t i = 0; i < static_cast<std::size_t>(at::RecordScope::NUM_SCOPES); ++i) {
@@ -261,7 +270,14 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
       // This thread's copies of the state and callback end with it.
     });
   } catch (const std::exception& e) {
-    throw std::runtime_error("libtorch refused to start the profiler: " + first_line(e));
+    // libtorch 2.x has one Kineto profiler per process: one the application
+    // started makes ours fail with a message about something else.
+    if (foreign_profiler_running()) {
+      throw std::runtime_error(
+          "the application runs the torch profiler itself (libtorch: " + first_line(e) + ")");
+    }
+    throw std::runtime_error("libtorch refused to start the profiler (" + first_line(e) +
+                             "); is the application running the torch profiler itself?");
   }
   s.raw = s.state.get();
   if (s.callback) {

@@ -191,8 +191,7 @@ CollectionWindow* TorchProfilerSink::ensure_window_locked() {
     stopped_ = true;
     collecting_.store(false);
     ctx_.warn(std::string(e.what()) +
-              ". Is the application running the torch profiler itself? torch_profiler stands "
-              "aside for the rest of the run (one profiler per process)");
+              ": torch_profiler stands aside for the rest of the run (one profiler per process)");
     return nullptr;
   }
   live_.store(windows_.back().get(), std::memory_order_release);

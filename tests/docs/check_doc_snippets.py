@@ -201,6 +201,8 @@ def compile_cpp(blocks, tmp, args, prefix, errors):
                  f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
     if args.cxx:
         configure.append(f"-DCMAKE_CXX_COMPILER={args.cxx}")
+    if args.torch_dir:  # libtorch outside CMake's search path (a pip wheel)
+        configure.append(f"-DTorch_DIR={args.torch_dir}")
     r = subprocess.run(configure, capture_output=True, text=True)
     if r.returncode != 0:
         errors.append("configuring the snippets against the installed package failed:\n" +
@@ -275,6 +277,7 @@ def main():
     ap.add_argument("--cmake", default="cmake")
     ap.add_argument("--cxx", default="")
     ap.add_argument("--with-torch", type=int, default=1)
+    ap.add_argument("--torch-dir", default="", help="Torch_DIR the build used")
     args = ap.parse_args()
     docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(
         os.path.join(args.source_dir, "docs")) if f.endswith(".md"))

@@ -12,7 +12,7 @@
 #   - the installed sink template builds out of tree with
 #     find_package(RegionTrace COMPONENTS sdk), Torch unfindable, and its
 #     plugin loads through REGIONTRACE_PLUGIN_PATH.
-# Environment: RT_BUILD_DIR, RT_CONSUMER_DIR, RT_SINKS (built-in sinks,
+# Environment: RT_BUILD_DIR, RT_LIBDIR (CMAKE_INSTALL_LIBDIR), RT_CONSUMER_DIR, RT_SINKS (built-in sinks,
 # comma-separated), CMAKE_COMMAND, RT_CXX_COMPILER.
 set -euo pipefail
 work=$(mktemp -d)
@@ -30,7 +30,7 @@ python=$(command -v python3)
 mkdir "$work/moved"
 mv "$work/first" "$work/moved/prefix"
 P="$work/moved/prefix"
-plugins="$P/lib/regiontrace/plugins"
+plugins="$P/$RT_LIBDIR/regiontrace/plugins"
 IFS=',' read -r -a sinks <<< "$RT_SINKS"
 echo "prefix: $P (installed at $work/first, then moved)"
 
@@ -51,7 +51,7 @@ while IFS= read -r -d '' f; do
       [[ "$runpath" == *'$ORIGIN'* ]] || fail "${f#"$P"/} has no \$ORIGIN RUNPATH: '$runpath'"
       ;;
   esac
-done < <(find "$P/bin" "$P/lib" -type f -print0)
+done < <(find "$P/bin" "$P/$RT_LIBDIR" -type f -print0)
 [ "$checked" -gt 0 ] || fail "no ELF files under $P"
 echo "RUNPATH: $checked ELF files, none points into the build tree"
 

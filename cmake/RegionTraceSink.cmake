@@ -38,4 +38,9 @@ function(regiontrace_add_sink name)
   if(ARG_INSTALL_DESTINATION)
     install(TARGETS ${target} LIBRARY DESTINATION ${ARG_INSTALL_DESTINATION})
   endif()
+  # Inside regiontrace: a built-in sink finds libregiontrace_torch and the
+  # like in the libdir two folders up, wherever the prefix is.
+  if(DEFINED REGIONTRACE_SINK_INSTALL_RPATH)
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${REGIONTRACE_SINK_INSTALL_RPATH}")
+  endif()
 endfunction()

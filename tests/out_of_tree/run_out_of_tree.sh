@@ -20,6 +20,6 @@ echo "sink wrote: $result"
 [ "$result" = "outside: 3 regions, deepest path app/load/parse" ] || { echo "unexpected output"; exit 1; }
 # The installed package has the command line and the built-in plugin folder.
 test -x "$work/prefix/bin/regiontrace"
-test -d "$work/prefix/lib/regiontrace/plugins"
+test -d "$work/prefix/$RT_OOT_LIBDIR/regiontrace/plugins"
 "$work/prefix/bin/regiontrace" regions | grep -q profiler_region_training_step
 echo "out-of-tree build OK"

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Checks that README.md and docs/*.md run as written.
+
+Installs the build into a temporary prefix, then:
+  - every ```cpp block compiles against that prefix (find_package(RegionTrace));
+  - every ```sh / ```bash block passes `bash -n`, and no shell line (in a
+    block, or an inline `VAR=... cmd` span) has an unquoted `<placeholder>`,
+    which a shell reads as a redirection;
+  - every profile or catalog path named anywhere (config/profiles/x.yaml,
+    share/regiontrace/regions/y.yaml) exists, and relative links resolve;
+  - docs/cli.md has a section, with its exit codes, for every command that
+    `regiontrace --help` lists, and README's command list names them all;
+  - docs/writing-a-sink.md names every field of every event struct and every
+    Sink callback that the SDK headers declare.
+
+Conventions for C++ blocks (see tests/docs/README.md):
+  - A block with an #include, a top-level definition or REGIONTRACE_SINK_PLUGIN
+    is a translation unit as it stands; any other block is a fragment, compiled
+    as the body of a function.
+  - An HTML comment right above the block, `<!-- snippet: prelude ... -->`,
+    holds declarations the block relies on (a model, a tensor), invisible in
+    the rendered page.
+  - `<!-- snippet: skip <reason> -->` right above a block leaves it out; the
+    reason is required.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CPP_LANGS = {"cpp", "c++", "cxx"}
+SHELL_LANGS = {"sh", "bash", "shell"}
+TORCH_WORDS = re.compile(r"\btorch::|\bat::|\bregiontrace::(observe|forward|name_modules)\b|"
+                         r"regiontrace/torch\.hpp|\bTORCH_MODULE\b")
+TU_LINE = re.compile(r"^(#include|(class|struct|namespace|template|int|void|static|"
+                     r"REGIONTRACE_SINK_PLUGIN)\b)")
+PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>")
+DATA_PATH = re.compile(r"\b(config|share/regiontrace)/(profiles|regions)/([\w.-]+\.ya?ml)\b")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+class Block:
+    def __init__(self, path, line, lang, text, directive):
+        self.path, self.line, self.lang, self.text, self.directive = path, line, lang, text, directive
+
+    def where(self):
+        return f"{self.path}:{self.line}"
+
+
+def read_blocks(rel, text):
+    """Fenced blocks with the line of their first content line and the
+    snippet directive (an HTML comment) right above the fence."""
+    blocks, lines, i = [], text.split("\n"), 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)```(\S*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang, start = len(m.group(1)), m.group(2).lower(), i + 1
+        j = start
+        while j < len(lines) and not re.match(r"^\s*```\s*$", lines[j]):
+            j += 1
+        body = "\n".join(l[indent:] if l[:indent].isspace() else l for l in lines[start:j])
+        blocks.append(Block(rel, start + 1, lang, body, directive_above(lines, i)))
+        i = j + 1
+    return blocks
+
+
+def directive_above(lines, fence):
+    k = fence - 1
+    while k >= 0 and not lines[k].strip():
+        k -= 1
+    if k < 0 or not lines[k].strip().endswith("-->"):
+        return None
+    end = k
+    while k >= 0 and "<!--" not in lines[k]:
+        k -= 1
+    comment = "\n".join(lines[k:end + 1]).strip()
+    m = re.match(r"<!--\s*snippet:\s*(\w+)(.*?)-->$", comment, re.S)
+    return (m.group(1), m.group(2).strip()) if m else None
+
+
+def unquoted_text(line):
+    """The parts of a shell line outside quotes, up to an unquoted comment."""
+    out, quote, i = [], None, 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1].isspace()):
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def check_shell_placeholders(where, text, errors):
+    for n, line in enumerate(text.split("\n")):
+        for p in PLACEHOLDER.findall(unquoted_text(line)):
+            errors.append(f"{where(n)}: unquoted {p} is a redirection in a shell; quote the word")
+
+
+def check_shell_block(block, tmp, errors):
+    script = os.path.join(tmp, "snippet.sh")
+    with open(script, "w") as f:
+        f.write(block.text + "\n")
+    r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
+    if r.returncode != 0:
+        errors.append(f"{block.where()}: bash -n: {r.stderr.strip()}")
+    check_shell_placeholders(lambda n: f"{block.path}:{block.line + n}", block.text, errors)
+
+
+def check_inline_shell(rel, text, errors):
+    """Inline code spans written as commands (`VAR=value cmd ...`)."""
+    in_fence = False
+    for n, line in enumerate(text.split("\n"), 1):
+        if re.match(r"^\s*```", line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for span in re.findall(r"`([^`]+)`", line):
+            if re.match(r"^[A-Z][A-Z0-9_]*=", span):
+                check_shell_placeholders(lambda _: f"{rel}:{n}", span, errors)
+
+
+def check_paths(rel, text, source_dir, prefix, errors):
+    for m in DATA_PATH.finditer(text):
+        root, kind, name = m.groups()
+        base = os.path.join(source_dir, "config") if root == "config" else \
+            os.path.join(prefix, "share", "regiontrace")
+        if not os.path.isfile(os.path.join(base, kind, name)):
+            line = text.count("\n", 0, m.start()) + 1
+            errors.append(f"{rel}:{line}: {m.group(0)} does not exist")
+    for m in LINK.finditer(text):
+        target = m.group(1).split("#")[0]
+        if not target or re.match(r"^[a-z]+:", target):
+            continue
+        if not os.path.exists(os.path.join(source_dir, os.path.dirname(rel), target)):
+            line = text.count("\n", 0, m.start()) + 1
+            errors.append(f"{rel}:{line}: link target {target} does not exist")
+
+
+def translation_unit(block, prelude):
+    """The block as a .cpp file; #line keeps compiler messages on the .md."""
+    out = ["#include <regiontrace/regiontrace.hpp>"]
+    if TORCH_WORDS.search(block.text + prelude):
+        out += ["#include <torch/torch.h>", "#include <regiontrace/torch.hpp>"]
+    if prelude:
+        out += [prelude]
+    is_tu = any(TU_LINE.match(l) for l in block.text.split("\n"))
+    out.append(f'#line {block.line} "{block.path}"')
+    if is_tu:
+        out.append(block.text)
+    else:
+        out += ["[[maybe_unused]] static void snippet_body() {", block.text, "}"]
+    return "\n".join(out) + "\n"
+
+
+def compile_cpp(blocks, tmp, args, prefix, errors):
+    sources = {"core": [], "torch": []}
+    skipped = []
+    for k, b in enumerate(blocks):
+        prelude = b.directive[1] if b.directive and b.directive[0] == "prelude" else ""
+        code = translation_unit(b, prelude)
+        kind = "torch" if "regiontrace/torch.hpp" in code else "core"
+        if kind == "torch" and not args.with_torch:
+            skipped.append(f"{b.where()} (needs RegionTrace::torch, not built)")
+            continue
+        name = f"snippet_{k}.cpp"
+        with open(os.path.join(tmp, name), "w") as f:
+            f.write(code)
+        sources[kind].append(name)
+    for s in skipped:
+        print(f"skipped {s}")
+    if not sources["core"] and not sources["torch"]:
+        return
+    cmake = ["cmake_minimum_required(VERSION 3.25)", "project(doc_snippets CXX)",
+             "find_package(RegionTrace REQUIRED COMPONENTS core%s)" %
+             (" torch" if sources["torch"] else "")]
+    for kind, files in sources.items():
+        if files:
+            cmake += [f"add_library(snippets_{kind} OBJECT {' '.join(files)})",
+                      f"target_link_libraries(snippets_{kind} PRIVATE RegionTrace::{kind})"]
+    with open(os.path.join(tmp, "CMakeLists.txt"), "w") as f:
+        f.write("\n".join(cmake) + "\n")
+    build = os.path.join(tmp, "build")
+    configure = [args.cmake, "-S", tmp, "-B", build, "-G", "Unix Makefiles",
+                 f"-DCMAKE_PREFIX_PATH={prefix}", "-DCMAKE_BUILD_TYPE=Release"]
+    if args.cxx:
+        configure.append(f"-DCMAKE_CXX_COMPILER={args.cxx}")
+    if args.torch_dir:  # libtorch outside CMake's search path (a pip wheel)
+        configure.append(f"-DTorch_DIR={args.torch_dir}")
+    r = subprocess.run(configure, capture_output=True, text=True)
+    if r.returncode != 0:
+        errors.append("configuring the snippets against the installed package failed:\n" +
+                      r.stdout + r.stderr)
+        return
+    r = subprocess.run([args.cmake, "--build", build, "-j2", "--", "-k"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        msgs = [l for l in (r.stdout + r.stderr).split("\n") if ".md:" in l or "error" in l]
+        errors.append("C++ snippets do not compile against the installed package:\n" +
+                      "\n".join(msgs or [r.stdout + r.stderr]))
+
+
+def section(text, heading_regex):
+    m = re.search(heading_regex, text, re.M)
+    if not m:
+        return None
+    level = len(re.match(r"#+", text[m.start():]).group(0))
+    rest = text[m.end():]
+    end = re.search(r"^#{1,%d} " % level, rest, re.M)
+    return rest[:end.start()] if end else rest
+
+
+def check_cli_docs(source_dir, prefix, errors):
+    cli = os.path.join(prefix, "bin", "regiontrace")
+    if not os.path.exists(cli):
+        print("skipped the command list: no regiontrace command line installed")
+        return
+    r = subprocess.run([cli, "--help"], capture_output=True, text=True)
+    listed = re.split(r"^subcommands:", r.stdout, flags=re.I | re.M)[-1]
+    commands = re.findall(r"^\s+([a-z][a-z-]*)\s", listed, re.M)
+    if not commands:
+        errors.append(f"`regiontrace --help` lists no commands:\n{r.stdout}{r.stderr}")
+        return
+    cli_md = open(os.path.join(source_dir, "docs", "cli.md")).read()
+    readme = open(os.path.join(source_dir, "README.md")).read()
+    readme_cli = section(readme, r"^#+ Command line.*$") or ""
+    for c in commands:
+        body = section(cli_md, r"^## .*`?regiontrace %s\b.*$" % re.escape(c))
+        if body is None:
+            errors.append(f"docs/cli.md: no `## ... regiontrace {c}` section")
+        elif not re.search(r"\bexit", body, re.I):
+            errors.append(f"docs/cli.md: the `regiontrace {c}` section gives no exit codes")
+        if not re.search(r"^regiontrace %s\b" % re.escape(c), readme_cli, re.M):
+            errors.append(f"README.md: the command-line list does not name `regiontrace {c}`")
+
+
+def check_sink_docs(source_dir, errors):
+    sdk = os.path.join(source_dir, "plugins", "sdk", "include", "regiontrace", "sdk")
+    doc_path = os.path.join(source_dir, "docs", "writing-a-sink.md")
+    doc = open(doc_path).read()
+    events = open(os.path.join(sdk, "events.hpp")).read()
+    for name, body in re.findall(r"^struct (\w+) \{(.*?)^\};", events, re.M | re.S):
+        part = section(doc, r"^#+ .*`%s`.*$" % name)
+        if part is None:
+            errors.append(f"docs/writing-a-sink.md: no section for `{name}`")
+            continue
+        for field in re.findall(r"^\s+[\w:<>*, ]+?[\s*]+(\w+)(?:\s*=[^;]*)?;", body, re.M):
+            if f"`{field}`" not in part:
+                errors.append(f"docs/writing-a-sink.md: `{name}` section does not list `{field}`")
+    sink = open(os.path.join(sdk, "sink.hpp")).read()
+    callbacks = section(doc, r"^#+ Callbacks.*$") or ""
+    for method in re.findall(r"virtual [\w:]+ (\w+)\(", sink):
+        if f"`{method}`" not in callbacks:
+            errors.append(f"docs/writing-a-sink.md: the Callbacks section does not list `{method}`")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--build-dir", required=True, help="the build to install")
+    ap.add_argument("--cmake", default="cmake")
+    ap.add_argument("--cxx", default="")
+    ap.add_argument("--with-torch", type=int, default=1)
+    ap.add_argument("--torch-dir", default="", help="Torch_DIR the build used")
+    args = ap.parse_args()
+    docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(
+        os.path.join(args.source_dir, "docs")) if f.endswith(".md"))
+    errors = []
+    tmp = tempfile.mkdtemp(prefix="regiontrace_docs_")
+    try:
+        prefix = os.path.join(tmp, "prefix")
+        r = subprocess.run([args.cmake, "--install", args.build_dir, "--prefix", prefix],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"cmake --install failed:\n{r.stdout}{r.stderr}")
+            return 1
+        cpp, counts = [], {"cpp": 0, "shell": 0}
+        for rel in docs:
+            text = open(os.path.join(args.source_dir, rel)).read()
+            check_paths(rel, text, args.source_dir, prefix, errors)
+            check_inline_shell(rel, text, errors)
+            for b in read_blocks(rel, text):
+                if b.directive and b.directive[0] == "skip":
+                    if not b.directive[1]:
+                        errors.append(f"{b.where()}: `snippet: skip` needs a reason")
+                    continue
+                if b.lang in SHELL_LANGS:
+                    counts["shell"] += 1
+                    check_shell_block(b, tmp, errors)
+                elif b.lang in CPP_LANGS:
+                    counts["cpp"] += 1
+                    cpp.append(b)
+        compile_dir = os.path.join(tmp, "cpp")
+        os.makedirs(compile_dir)
+        compile_cpp(cpp, compile_dir, args, prefix, errors)
+        check_cli_docs(args.source_dir, prefix, errors)
+        check_sink_docs(args.source_dir, errors)
+        print(f"checked {len(docs)} files: {counts['shell']} shell blocks, {counts['cpp']} C++ blocks")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for e in errors:
+        print(e)
+    print(f"{len(errors)} problem(s)" if errors else "docs run as written")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -50,7 +50,9 @@ def check_kernels(folders):
             # run asynchronously, their launches do not.
             launches = {}
             for e in events:
-                if e.get("cat") in ("cuda_runtime", "cuda_driver") and \
+                # Kineto's own traces file launches as cuda_runtime/driver,
+                # regiontrace's keep them among the thread's other calls.
+                if e.get("ph") == "X" and e.get("cat") != "kernel" and \
                         "correlation" in e.get("args", {}):
                     launches[e["args"]["correlation"]] = e
             outside = 0

@@ -35,7 +35,12 @@ void append_us(std::string& out, std::int64_t ns) {
 
 class EventFormatter {
  public:
-  EventFormatter(const TraceData& data, std::int64_t base_ns) : data_(data), base_(base_ns) {}
+  EventFormatter(const TraceData& data, std::int64_t base_ns)
+      : data_(data),
+        base_(base_ns),
+        device_activity_(std::any_of(data.ops.begin(), data.ops.end(), [](const OpRecord& op) {
+          return op.kind == OpRecord::Kind::kDevice;
+        })) {}
 
   void header(std::string& out, std::string_view ph, std::string_view cat, std::string_view name,
               std::uint64_t tid, std::int64_t ts_ns) const {
@@ -120,8 +125,18 @@ class EventFormatter {
     if (op.kind == OpRecord::Kind::kDevice) {
       key("device");
       json::append_int(out, op.device_index);
+      key("stream");
+      json::append_int(out, op.stream);
+    }
+    // Kineto's names for the links: a kernel and the runtime call that
+    // launched it share a correlation id; both name their op's External id.
+    if (op.correlation_id != 0) {
       key("correlation");
       json::append_uint(out, op.correlation_id);
+    }
+    if (device_activity_ && op.external_id != 0) {
+      key("External id");
+      json::append_uint(out, op.external_id);
     }
     out += "}}";
   }
@@ -178,6 +193,8 @@ class EventFormatter {
  private:
   const TraceData& data_;
   std::int64_t base_;
+  // Ops carry their External id only where kernels refer to it.
+  bool device_activity_;
 };
 
 // Inclusive allocation balance of every CPU op: the [memory] events of its
@@ -353,24 +370,6 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   out.write(buf);
   stats.bytes = out.bytes_written();
   return stats;
-}
-
-std::string format_sink_events(const TraceData& data, std::int64_t base_ns, std::int64_t* count) {
-  const EventFormatter fmt(data, base_ns);
-  std::string out;
-  *count = 0;
-  fmt.names(out, false, count);  // the trace names its process already
-  for (const RegionSpan& s : data.spans) {
-    if (!out.empty()) out += ',';
-    fmt.span(out, s);
-    ++*count;
-  }
-  for (const CollectionMarker& m : data.markers) {
-    if (!out.empty()) out += ',';
-    fmt.marker(out, m);
-    ++*count;
-  }
-  return out;
 }
 
 }  // namespace regiontrace::torch_profiler

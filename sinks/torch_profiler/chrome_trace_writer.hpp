@@ -32,9 +32,4 @@ struct TraceWriteStats {
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
                                    OutputFile& out);
 
-// The sink's own events (thread names, region spans, collection markers) as
-// comma-separated JSON objects, timed against `base_ns`: what is spliced into
-// a trace libtorch wrote itself. `count` receives the number of events.
-std::string format_sink_events(const TraceData& data, std::int64_t base_ns, std::int64_t* count);
-
 }  // namespace regiontrace::torch_profiler

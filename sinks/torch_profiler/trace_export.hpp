@@ -1,7 +1,7 @@
-// Turns a finished collection window into files: the trace (libtorch's own
-// where it can write one, with the sink's spans and markers spliced in;
-// otherwise written from the events), the op summary beside it, then
-// keep_last. Runs on the sink's writer thread.
+// Turns a finished collection window into files: the trace (written from
+// the collected events, with the sink's spans and markers, on every libtorch
+// version), the op summary beside it, then keep_last. Runs on the sink's
+// writer thread.
 #pragma once
 
 #include <cstdint>

@@ -180,14 +180,64 @@ TEST(ChromeTraceWriter, NamesAreEscaped) {
   EXPECT_NE(find(t, "my \"op\"\n\\"), nullptr);
 }
 
-TEST(ChromeTraceWriter, SinkEventsForSplicing) {
-  std::int64_t count = 0;
-  const std::string text = format_sink_events(sample(), kBase, &count);
-  const json events = json::parse("[" + text + "]");
-  EXPECT_EQ(count, 4);  // a thread name, the span, two markers; no process name
-  EXPECT_EQ(events.size(), 4u);
-  EXPECT_EQ(events[1]["name"], "fastvideo.region::denoise");
-  EXPECT_EQ(events[1]["ts"], 1000);
+TEST(ChromeTraceWriter, DeviceActivityHasATrackPerStreamAndLinksToItsOp) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops[0].external_id = 5;  // aten::mm
+  OpRecord launch;
+  launch.name = "cudaLaunchKernel";
+  launch.thread = 11;
+  launch.start_ns = kBase + 2'000'600;
+  launch.duration_ns = 300;
+  launch.correlation_id = 9;
+  launch.external_id = 5;
+  d.ops.push_back(launch);
+  OpRecord kernel;
+  kernel.kind = OpRecord::Kind::kDevice;
+  kernel.name = "sgemm_128x64";
+  kernel.device_type = 1;
+  kernel.device_index = 0;
+  kernel.stream = 7;
+  kernel.thread = device_track(0, 7);
+  kernel.start_ns = kBase + 2'003'000;
+  kernel.duration_ns = 4'000;
+  kernel.correlation_id = 9;
+  kernel.external_id = 5;
+  d.ops.push_back(kernel);
+  d.threads.push_back({device_track(0, 7), "cuda:0 stream 7"});
+  const json t = write(d, {}, dir);
+
+  const json* k = find(t, "sgemm_128x64");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ((*k)["cat"], "kernel");
+  EXPECT_EQ((*k)["tid"], device_track(0, 7));
+  EXPECT_EQ((*k)["args"]["device"], 0);
+  EXPECT_EQ((*k)["args"]["stream"], 7);
+  EXPECT_EQ((*k)["args"]["correlation"], 9);
+  EXPECT_EQ((*k)["args"]["External id"], 5);
+  const json* l = find(t, "cudaLaunchKernel");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ((*l)["tid"], 11);
+  EXPECT_EQ((*l)["args"]["correlation"], 9);
+  EXPECT_EQ((*find(t, "aten::mm"))["args"]["External id"], 5);
+  bool named = false;
+  for (const json& e : t["traceEvents"]) {
+    named |=
+        e["ph"] == "M" && e["tid"] == device_track(0, 7) && e["args"]["name"] == "cuda:0 stream 7";
+  }
+  EXPECT_TRUE(named);
+  // The stream's track is no OS thread's: above every pid Linux hands out.
+  EXPECT_GT(device_track(0, 0), std::uint64_t(1) << 32);
+  EXPECT_NE(device_track(0, 7), device_track(1, 7));
+}
+
+TEST(ChromeTraceWriter, CpuOnlyTracesCarryNoLinks) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops[0].external_id = 5;
+  const json t = write(d, {}, dir);
+  EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("External id"));
+  EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("correlation"));
 }
 
 }  // namespace

@@ -35,10 +35,10 @@ def _generator(new_region, fn):
     return wrapper
 
 
-def _function(new_region, fn):
+def _function(region_type, name, fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with new_region():
+        with region_type(name):
             return fn(*args, **kwargs)
     return wrapper
 
@@ -56,7 +56,6 @@ def decorate(reg, fn):
             "`with regiontrace.region(...)` around the synchronous parts instead.")
     # A new region object per call: one object's open entries form a stack,
     # and calls from several threads must not pop each other's entries.
-    new_region = functools.partial(type(reg), reg.name)
     if inspect.isgeneratorfunction(fn):
-        return _generator(new_region, fn)
-    return _function(new_region, fn)
+        return _generator(functools.partial(type(reg), reg.name), fn)
+    return _function(type(reg), reg.name, fn)

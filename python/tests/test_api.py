@@ -234,3 +234,40 @@ except RuntimeError:
 print(repr(regiontrace.region("abc")))
 """)
     assert proc.stdout.strip() == "regiontrace.region('abc')"
+
+
+def test_memory_snapshot_sees_paths_exceptions_threads_and_snapshots(tmp_path):
+    """Another sink on the same marks: region paths, exits by exception,
+    per-thread stacks and snapshot() requests all reach it from Python."""
+    import json
+    env = clean_env(REGIONTRACE_SINKS="memory_snapshot", REGIONTRACE_OUTPUT_DIR=tmp_path)
+    run_python("""
+import threading, regiontrace
+def worker(name):
+    with regiontrace.region(name):
+        with regiontrace.region("leaf"):
+            pass
+with regiontrace.region("outer"):
+    threads = [threading.Thread(target=worker, args=(f"thread{i}",)) for i in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    try:
+        with regiontrace.region("failing"):
+            raise KeyError("x")
+    except KeyError:
+        pass
+    regiontrace.set_step(3)
+    regiontrace.snapshot("from python")
+""", env=env)
+    with open(one_file(str(tmp_path / "memory_rank0_pid*.jsonl"))) as f:
+        records = [json.loads(line) for line in f]
+    paths = {(r["path"], r["unwinding"]) for r in records if "path" in r}
+    # thread stacks start empty: a worker's regions are not under "outer"
+    assert {("thread0/leaf", False), ("thread1/leaf", False), ("thread0", False),
+            ("thread1", False), ("outer/failing", True), ("outer", False)} <= paths, paths
+    assert not any(p.startswith("outer/thread") for p, _ in paths), paths
+    with open(one_file(str(tmp_path / "memory_summary_rank0_pid*.json"))) as f:
+        summary = json.load(f)
+    written = summary["snapshots"]["written"]
+    assert any(s["trigger"] == "request" and "from python" in s["reason"] and s["step"] == 3
+               for s in written), written

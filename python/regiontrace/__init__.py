@@ -22,6 +22,12 @@ configured a region costs about what `with contextlib.nullcontext():` costs.
 This package binds the process's libregiontrace: C++ code loaded into the same
 process (a torch extension instrumented with RT_REGION / forward()) shares the
 dispatcher, the configuration, the region stack of each thread and the sinks.
+
+Ctrl-C: the sinks are flushed and closed, then Python raises KeyboardInterrupt
+as it would without regiontrace. A program that catches it and goes on runs
+without sinks from then on; REGIONTRACE_HANDLE_SIGNALS=false (or
+init(handle_signals=False)) leaves SIGINT and SIGTERM alone, and the sinks are
+then closed at exit.
 """
 
 import atexit as _atexit

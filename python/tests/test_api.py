@@ -271,3 +271,25 @@ with regiontrace.region("outer"):
     written = summary["snapshots"]["written"]
     assert any(s["trigger"] == "request" and "from python" in s["reason"] and s["step"] == 3
                for s in written), written
+
+
+def test_ctrl_c_flushes_and_python_still_gets_keyboardinterrupt(tmp_path, trace_env):
+    """SIGINT: the core flushes and closes the sinks, then hands the signal to
+    the handler it replaced, here Python's: the program sees KeyboardInterrupt
+    as without regiontrace, and the file is complete."""
+    proc = run_python(PRELUDE + """
+import os, signal, time
+with regiontrace.region("before_ctrl_c"):
+    probe("x")
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(500):
+        time.sleep(0.01)
+    print("no KeyboardInterrupt")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+print("enabled after", regiontrace.enabled())
+""", env=trace_env)
+    assert proc.stdout.split("\n")[:2] == ["KeyboardInterrupt", "enabled after False"], proc.stdout
+    records = trace_records(tmp_path)  # summary line present: closed by the handler
+    assert [(r["module"], r["tensor"]) for r in records] == [("before_ctrl_c", "x")]

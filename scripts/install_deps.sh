@@ -14,6 +14,8 @@ packages=(
   nlohmann-json3-dev      # tests parse what sinks write
   zlib1g-dev              # .json.gz traces
   python3-torch           # PyTorch for /usr/bin/python3 (the same libtorch): Python-side tests
+  python3-dev pybind11-dev python3-pybind11   # the `regiontrace` Python module (python/)
+  python3-pytest          # the Python package's tests, run by ctest
 )
 missing=()
 for p in "${packages[@]}"; do

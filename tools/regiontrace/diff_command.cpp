@@ -214,7 +214,7 @@ class TextReport {
   }
 
   void print_stats(std::ostream& out) const {
-    if (result_.stats.empty()) return;
+    if (result_.stats.empty() || result_.names_mismatch) return;  // nothing was compared
     out << "\nBy statistic:\n";
     using A = TextTable::Align;
     TextTable table({"stat", "compared", "divergent", "max_rel_error", "note"},

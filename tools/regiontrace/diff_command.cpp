@@ -229,8 +229,9 @@ class TextReport {
       if (s.failed_both > 0)
         add_note("failed on both sides " + std::to_string(s.failed_both) + "x");
       if (s.own_scale > 0) {
-        add_note("against its own value for " + std::to_string(s.own_scale) +
-                 " records (no abs_mean, or no numel/shape/mean)");
+        add_note(
+            "against its own value for " + std::to_string(s.own_scale) +
+            " records (no abs_mean, or no numel, shape or mean: add numel to the sink's stats)");
       }
       table.add_row({names_.name(s.name), std::to_string(s.compared), std::to_string(s.divergent),
                      format_short(s.max_rel_error), note});

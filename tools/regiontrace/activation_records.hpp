@@ -110,8 +110,10 @@ struct ActivationTrace {
   }
 };
 
-// Reads and decodes a JSONL file (gzip too). Throws std::runtime_error
-// "path:line: reason" on the first malformed record.
+// Reads and decodes a JSONL file (gzip too) in bounded chunks. Throws
+// std::runtime_error "path:line: reason" on the first malformed record, and
+// "path: ..." for what is no activation trace at all: an empty file, no
+// records, a Chrome trace, binary data, a line over 1 MiB.
 ActivationTrace load_activation_trace(const std::string& path, NamePool& names);
 
 // Moves a trace loaded with its own pool onto `into`, so two files can be

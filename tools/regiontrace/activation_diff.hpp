@@ -11,29 +11,65 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "activation_records.hpp"
 
 namespace regiontrace::cli {
 
-// Numbers a and b match when |a - b| <= atol + rtol * max(|a|, |b|): symmetric,
-// so `diff A B` and `diff B A` agree. The defaults are torch.testing's
-// tolerances for bfloat16 (rtol 1.6e-2 = two bf16 ulps, atol 1e-5).
+// Numbers a and b match when |a - b| <= atol + rtol * scale, where scale is
+// max(|a|, |b|) (symmetric, so `diff A B` and `diff B A` agree), except for
+// the statistics that cancel (kScaledStats).
 struct Tolerance {
-  double rtol = 1.6e-2;
-  double atol = 1e-5;
+  double rtol = 0;
+  double atol = 0;
 };
+
+// The tolerance for records of a dtype: torch.testing.assert_close's
+// defaults where they are loose enough for statistics of a whole network,
+// looser for fp32 (see tolerance_for_dtype). `dtype` is as the sink writes it
+// ("torch.bfloat16") or short ("bf16", "bfloat16"); nullopt when unknown.
+struct DtypeTolerance {
+  const char* name;  // canonical: "float32"
+  Tolerance tolerance;
+};
+std::optional<DtypeTolerance> tolerance_for_dtype(std::string_view dtype);
+// Records without a dtype: fp32, the dtype of most references.
+DtypeTolerance default_dtype_tolerance();
+
+// `sum` and `mean` cancel: the sum of a tensor centred on zero is a small
+// difference of large terms, and its relative error says nothing. They are
+// compared on the tensor's scale instead: mean against abs_mean, sum against
+// abs_mean * numel (numel from `numel`, else the product of `shape`, else
+// sum / mean, else (l2 / rms)^2). Without abs_mean (or rms) or without a way
+// to know numel they fall back to their own value.
+inline const char* const kScaledStats[] = {"sum", "mean"};
 
 // Compared exactly even when numeric: identity of layout, type and bytes, and
 // counts where one more NaN or Inf is a real difference.
 inline const char* const kExactStats[] = {"shape", "dtype",     "device",   "hash",
                                           "numel", "nan_count", "inf_count"};
 
+// Module renaming before records are aligned (--strip-prefix, --map).
+struct NameRules {
+  std::vector<std::string> strip_a;  // prefixes removed from A's module names
+  std::vector<std::string> strip_b;
+  // old -> new, at dot boundaries anywhere in a name, on both sides:
+  // {"layers", "blocks"} turns "transformer.layers.3" into "transformer.blocks.3".
+  std::vector<std::pair<std::string, std::string>> maps;
+
+  bool empty() const { return strip_a.empty() && strip_b.empty() && maps.empty(); }
+  std::string apply(const std::string& module, bool side_a) const;
+};
+
 struct DiffOptions {
-  Tolerance tolerance;
+  std::optional<std::string> dtype;  // every record compared as this dtype (--dtype)
+  std::optional<double> rtol;        // --rtol / --atol: win over any dtype
+  std::optional<double> atol;
   std::vector<std::string> stats;  // empty: every statistic
-  std::size_t top = 10;            // worst values and one-side records kept; 0 = all
+  std::size_t top = 10;            // worst values, next divergences, one-side records; 0 = all
 };
 
 // One statistic of one aligned record pair that differs.
@@ -43,7 +79,34 @@ struct ValueDiff {
   std::uint32_t a_stat = 0;  // indices into ActivationTrace::stats
   std::uint32_t b_stat = 0;
   double abs_error = 0;  // NaN when not both numbers
-  double rel_error = 0;  // |a-b| / max(|a|,|b|); infinite for mismatched kinds or texts
+  // |a-b| / scale; infinite for mismatched kinds or texts.
+  double rel_error = 0;
+  // max(|a|,|b|), or the tensor's scale for kScaledStats; NaN when not numbers.
+  double scale = 0;
+  bool tensor_scale = false;  // scale is abs_mean (* numel), not the values'
+};
+
+// A record pair with at least one divergent statistic.
+struct DivergentRecord {
+  std::uint32_t a_record = 0;
+  std::uint32_t b_record = 0;
+  std::vector<ValueDiff> stats;
+};
+
+// A module name of one file that matched nothing, and the other file's
+// unmatched name nearest to it (edit distance).
+struct NameSuggestion {
+  std::uint32_t a_module = 0;  // in the NamePool
+  std::uint32_t b_module = 0;
+  std::uint64_t a_records = 0;  // A's unmatched records with that module
+  std::string hint;             // "--strip-prefix A=transformer." when one is a prefix away
+};
+
+// One tolerance as applied: to how many aligned record pairs.
+struct ToleranceUse {
+  std::string dtype;  // canonical; "float32 (no dtype in the records)" for the default
+  Tolerance tolerance;
+  std::uint64_t records = 0;
 };
 
 struct StatTotals {
@@ -54,7 +117,9 @@ struct StatTotals {
   std::uint64_t only_in_a = 0;  // aligned records where only one side has this stat
   std::uint64_t only_in_b = 0;
   std::uint64_t failed_both = 0;  // "<error: ...>" on both sides: nothing to compare
+  // Over every compared value, not only the divergent ones: how close the run came.
   double max_rel_error = 0;
+  std::uint64_t own_scale = 0;  // kScaledStats compared on their own value (no scale known)
 };
 
 struct DiffResult {
@@ -62,9 +127,18 @@ struct DiffResult {
   std::uint64_t divergent_records = 0;
   std::uint64_t values_compared = 0;
   std::uint64_t divergent_values = 0;
-  // The first divergent record in A's execution order, with all its divergent stats.
+  // The earliest divergent record by (step, execution order), with all its
+  // divergent stats; then the next ones in that order, at most options.top.
+  // Execution order is A's when A has seq numbers (or B has none), else B's.
+  // A record without a step counts as the step before it in that order.
   std::optional<std::uint32_t> first_divergent_record;
   std::vector<ValueDiff> first_divergence;
+  std::vector<DivergentRecord> next_divergences;
+  // Fewer than half the records of the smaller file found a partner: the
+  // names differ, and no divergence is declared (equal() is false).
+  bool names_mismatch = false;
+  std::vector<NameSuggestion> closest_names;  // at most options.top
+  std::vector<ToleranceUse> tolerances;
   std::vector<ValueDiff> worst;  // worst first, at most options.top
   std::uint64_t only_in_a_count = 0;
   std::uint64_t only_in_b_count = 0;
@@ -73,12 +147,12 @@ struct DiffResult {
   std::vector<StatTotals> stats;  // sorted by name
 
   bool equal() const {
-    return divergent_values == 0 && only_in_a_count == 0 && only_in_b_count == 0;
+    return !names_mismatch && divergent_values == 0 && only_in_a_count == 0 && only_in_b_count == 0;
   }
 };
 
 // Throws std::invalid_argument when options.stats names a statistic that is
-// in neither file.
+// in neither file, or options.dtype is no dtype.
 DiffResult diff_traces(const ActivationTrace& a, const ActivationTrace& b, const NamePool& names,
                        const DiffOptions& options);
 

@@ -1,15 +1,16 @@
 #include "activation_records.hpp"
 
 #include <simdjson.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
 
 #include "dom_json_writer.hpp"
-#include "gzip_io.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::cli {
@@ -40,10 +41,10 @@ using simdjson::dom::element_type;
 // Doubles hold integers exactly up to 2^53; larger ones (hashes) stay text.
 constexpr double kExactIntegerLimit = 9007199254740992.0;
 
-// The shortest text of a record, {"module":"","tensor":""}, and of a stat,
-// "":0 (whitespace and the comma only add): bounds on what a file can hold.
-constexpr std::size_t kMinRecordBytes = 25;
-constexpr std::size_t kMinStatBytes = 4;
+// Records are a few hundred bytes; a longer line is some other document (a
+// one-line Chrome trace, binary data) and is refused rather than buffered.
+constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 enum class Role : std::uint8_t {
   kModule,
@@ -129,44 +130,121 @@ std::string quote_bare_non_finite(std::string_view line) {
   return out;
 }
 
+// Numbers records that share module/tensor/step in execution order.
+void count_occurrences(std::vector<ActivationRecord>& records) {
+  // Sort compact keys, not indices into the records: far fewer cache misses
+  // on a million records. Equal keys stay in execution order (by index).
+  struct Key {
+    std::uint64_t names;
+    std::int64_t step;
+    std::uint32_t index;
+  };
+  std::vector<Key> keys(records.size());
+  for (std::uint32_t i = 0; i < records.size(); ++i) {
+    keys[i] = {(std::uint64_t{records[i].module} << 32) | records[i].tensor, records[i].step, i};
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
+    if (x.names != y.names) return x.names < y.names;
+    if (x.step != y.step) return x.step < y.step;
+    return x.index < y.index;
+  });
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const bool same =
+        i > 0 && keys[i - 1].names == keys[i].names && keys[i - 1].step == keys[i].step;
+    records[keys[i].index].occurrence = same ? records[keys[i - 1].index].occurrence + 1 : 0;
+  }
+}
+
 class TraceLoader {
  public:
   TraceLoader(const std::string& path, NamePool& names) : names_(names) { trace_.path = path; }
 
   ActivationTrace load() {
-    const PaddedText text = read_text_file(trace_.path);
-    const std::string_view all = text.text();
-    reserve_for(all);
-    std::size_t pos = 0;
-    std::uint32_t line = 0;
-    while (pos < all.size()) {
-      const std::size_t end = std::min(all.find('\n', pos), all.size());
-      ++line;
-      if (!is_blank(all.substr(pos, end - pos))) {
-        line_ = line;
-        auto parsed = parser_.parse(text.padded(pos, end - pos));
-        if (parsed.error()) {
-          parse_repaired(all.substr(pos, end - pos), parsed.error());
-        } else {
-          add(parsed.value_unsafe());
-        }
-      }
-      pos = end + 1;
+    gzFile in = gzopen(trace_.path.c_str(), "rb");
+    if (in == nullptr) {
+      throw std::runtime_error(trace_.path + ": cannot open: " + std::strerror(errno));
+    }
+    try {
+      read_lines(in);
+    } catch (...) {
+      gzclose(in);
+      throw;
+    }
+    gzclose(in);
+    if (trace_.records.empty()) {
+      throw std::runtime_error(
+          trace_.path + (line_ == 0 ? ": empty file" : ": no activation records") +
+          ": not an activation trace (one JSON object per line with \"module\" and "
+          "\"tensor\", as the activation_trace sink writes)");
     }
     order_and_count_occurrences();
     return std::move(trace_);
   }
 
  private:
-  // One record per line: sizing the arrays up front spares copying them as
-  // they grow (hundreds of MB for a million records). The guesses are capped
-  // by what the file's bytes can hold, so blank lines or a first record wider
-  // than the rest cannot ask for gigabytes a small file never fills.
-  void reserve_for(std::string_view all) {
-    const auto lines = static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) + 1;
-    expected_records_ = std::min(lines, all.size() / kMinRecordBytes + 1);
-    max_stats_ = all.size() / kMinStatBytes + 1;
-    trace_.records.reserve(expected_records_);
+  // Reads through zlib (plain files pass through unchanged) in chunks, so
+  // memory is bounded by the records kept, not by the input: a FIFO,
+  // /dev/zero or a one-line JSON document stops at the first line longer than
+  // kMaxLineBytes instead of filling memory.
+  void read_lines(gzFile in) {
+    // Lines are parsed in place: simdjson may read SIMDJSON_PADDING bytes past
+    // a line's end, which the buffer always holds.
+    std::string buffer(kMaxLineBytes + kChunkBytes + simdjson::SIMDJSON_PADDING, '\0');
+    std::size_t filled = 0;
+    bool at_end = false;
+    while (!at_end || filled > 0) {
+      if (!at_end) {
+        const int n = gzread(in, buffer.data() + filled, static_cast<unsigned>(kChunkBytes));
+        if (n < 0) {
+          int code = 0;
+          const char* message = gzerror(in, &code);
+          throw std::runtime_error(
+              trace_.path + ": cannot read: " + (code == Z_ERRNO ? std::strerror(errno) : message));
+        }
+        filled += static_cast<std::size_t>(n);
+        at_end = n == 0;
+      }
+      std::size_t pos = 0;
+      while (pos < filled) {
+        std::size_t length = std::string_view(buffer.data() + pos, filled - pos).find('\n');
+        if (length == std::string_view::npos) {
+          if (!at_end) break;  // the rest of this line comes with the next chunk
+          length = filled - pos;
+        }
+        ++line_;
+        if (length > kMaxLineBytes) fail_long_line();
+        parse_line(buffer, pos, length);
+        pos += length + 1;
+      }
+      if (pos >= filled) {
+        filled = 0;
+        continue;
+      }
+      if (filled - pos > kMaxLineBytes) {
+        ++line_;
+        fail_long_line();
+      }
+      std::memmove(buffer.data(), buffer.data() + pos, filled - pos);
+      filled -= pos;
+    }
+  }
+
+  [[noreturn]] void fail_long_line() const {
+    fail("line longer than " + std::to_string(kMaxLineBytes >> 20) +
+         " MiB: not an activation trace (a record is one short JSON object per line)");
+  }
+
+  void parse_line(const std::string& buffer, std::size_t pos, std::size_t length) {
+    const std::string_view text(buffer.data() + pos, length);
+    if (is_blank(text)) return;
+    if (text.find('\0') != std::string_view::npos) fail("binary data: not an activation trace");
+    auto parsed =
+        parser_.parse(simdjson::padded_string_view(text.data(), text.size(), buffer.size() - pos));
+    if (parsed.error()) {
+      parse_repaired(text, parsed.error());
+    } else {
+      add(parsed.value_unsafe());
+    }
   }
 
   static bool is_blank(std::string_view s) {
@@ -181,6 +259,7 @@ class TraceLoader {
     const simdjson::padded_string repaired(quote_bare_non_finite(line));
     auto parsed = parser_.parse(repaired);
     if (parsed.error()) {
+      if (looks_like_chrome_trace(line)) fail_chrome_trace();
       fail(std::string("malformed JSON (") + simdjson::error_message(first_error) + ")");
     }
     add(parsed.value_unsafe());
@@ -197,8 +276,24 @@ class TraceLoader {
     return key_cache_[position];
   }
 
+  // The torch_profiler and timeline sinks' files: {"traceEvents":[...]} whole
+  // or one event per line.
+  static bool looks_like_chrome_trace(std::string_view line) {
+    return line.find("\"traceEvents\"") != std::string_view::npos ||
+           (line.find("\"ph\"") != std::string_view::npos &&
+            line.find("\"module\"") == std::string_view::npos);
+  }
+
+  [[noreturn]] void fail_chrome_trace() const {
+    fail("a Chrome/Perfetto trace, not an activation trace (`regiontrace summary` reads those)");
+  }
+
   void add(element doc) {
     if (doc.type() != element_type::OBJECT) fail("expected a JSON object per line");
+    if (doc["traceEvents"].error() == simdjson::SUCCESS ||
+        (doc["ph"].error() == simdjson::SUCCESS && doc["module"].error() != simdjson::SUCCESS)) {
+      fail_chrome_trace();
+    }
     ActivationRecord record;
     record.line = line_;
     record.first_stat = static_cast<std::uint32_t>(trace_.stats.size());
@@ -265,9 +360,6 @@ class TraceLoader {
     arena_mark_ = trace_.text_arena.size();
     record.stat_count = static_cast<std::uint32_t>(trace_.stats.size() - record.first_stat);
     trace_.records.push_back(record);
-    if (trace_.records.size() == 1) {  // records of one file mostly carry the same stats
-      trace_.stats.reserve(std::min(expected_records_ * (record.stat_count + 1), max_stats_));
-    }
   }
 
   StatValue decode_stat(std::uint32_t name, element value) {
@@ -337,27 +429,7 @@ class TraceLoader {
         return a.seq != b.seq ? a.seq < b.seq : a.rank < b.rank;
       });
     }
-    // Sort compact keys, not indices into the records: far fewer cache misses
-    // on a million records. Equal keys stay in execution order (by index).
-    struct Key {
-      std::uint64_t names;
-      std::int64_t step;
-      std::uint32_t index;
-    };
-    std::vector<Key> keys(records.size());
-    for (std::uint32_t i = 0; i < records.size(); ++i) {
-      keys[i] = {(std::uint64_t{records[i].module} << 32) | records[i].tensor, records[i].step, i};
-    }
-    std::sort(keys.begin(), keys.end(), [](const Key& x, const Key& y) {
-      if (x.names != y.names) return x.names < y.names;
-      if (x.step != y.step) return x.step < y.step;
-      return x.index < y.index;
-    });
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      const bool same =
-          i > 0 && keys[i - 1].names == keys[i].names && keys[i - 1].step == keys[i].step;
-      records[keys[i].index].occurrence = same ? records[keys[i - 1].index].occurrence + 1 : 0;
-    }
+    count_occurrences(records);
   }
 
   NamePool& names_;
@@ -366,8 +438,6 @@ class TraceLoader {
   std::vector<KeyRole> key_cache_;
   std::string scratch_;
   std::size_t arena_mark_ = 0;
-  std::size_t expected_records_ = 0;
-  std::size_t max_stats_ = 0;
   std::uint32_t line_ = 0;
 };
 
@@ -385,6 +455,25 @@ void adopt_names(ActivationTrace& trace, const NamePool& from, NamePool& into) {
     r.tensor = id[r.tensor];
   }
   for (auto& s : trace.stats) s.name = id[s.name];
+}
+
+}  // namespace regiontrace::cli
+
+namespace regiontrace::cli {
+
+void rename_modules(ActivationTrace& trace, NamePool& names,
+                    const std::function<std::string(const std::string&)>& rename) {
+  std::unordered_map<std::uint32_t, std::uint32_t> renamed;
+  for (auto& r : trace.records) {
+    auto it = renamed.find(r.module);
+    if (it == renamed.end()) {
+      const std::string name = rename(names.name(r.module));  // a copy: intern may grow the pool
+      it = renamed.emplace(r.module, names.intern(name)).first;
+    }
+    r.module = it->second;
+  }
+  // Two names that became one now share one count of occurrences.
+  count_occurrences(trace.records);
 }
 
 }  // namespace regiontrace::cli

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -109,13 +110,21 @@ struct ActivationTrace {
   }
 };
 
-// Reads and decodes a JSONL file (gzip too). Throws std::runtime_error
-// "path:line: reason" on the first malformed record.
+// Reads and decodes a JSONL file (gzip too) in bounded chunks. Throws
+// std::runtime_error "path:line: reason" on the first malformed record, and
+// "path: ..." for what is no activation trace at all: an empty file, no
+// records, a Chrome trace, binary data, a line over 1 MiB.
 ActivationTrace load_activation_trace(const std::string& path, NamePool& names);
 
 // Moves a trace loaded with its own pool onto `into`, so two files can be
 // loaded on two threads and still compare by id.
 void adopt_names(ActivationTrace& trace, const NamePool& from, NamePool& into);
+
+// Gives every record the module name `rename` returns for its current one
+// (called once per distinct name): how `diff --strip-prefix/--map` aligns a
+// port whose modules are named differently from its reference's.
+void rename_modules(ActivationTrace& trace, NamePool& names,
+                    const std::function<std::string(const std::string&)>& rename);
 
 std::string format_step(std::int64_t step);
 

@@ -1,9 +1,11 @@
 // `regiontrace diff A.jsonl B.jsonl`: finds the first layer where two
 // activation traces diverge (see activation_diff.hpp for the comparison and
 // docs/cli.md for the report). Exit 0 equal within tolerance, 1 divergent or
-// records missing on a side, 2 bad arguments or a malformed file.
+// records missing on a side, 2 bad arguments, input that is not an
+// activation trace, or files whose module names mostly do not match.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <iostream>
@@ -24,6 +26,7 @@ struct DiffArguments {
   std::string a_path;
   std::string b_path;
   DiffOptions options;
+  NameRules names;
   bool json = false;
 };
 
@@ -70,17 +73,23 @@ class TextReport {
   void print(std::ostream& out) const {
     out << "A: " << a_.path << " (" << a_.records.size() << " records)\n";
     out << "B: " << b_.path << " (" << b_.records.size() << " records)\n";
-    out << "tolerance: |a-b| <= atol + rtol*max(|a|,|b|) with rtol="
-        << format_short(args_.options.tolerance.rtol)
-        << " atol=" << format_short(args_.options.tolerance.atol)
-        << "; shape, dtype, device, hash, numel, nan_count, inf_count and texts exactly\n";
+    out << "tolerance: |a-b| <= atol + rtol*max(|a|,|b|); sum and mean against the tensor's "
+           "scale, abs_mean*numel and abs_mean; shape, dtype, device, hash, numel, nan_count, "
+           "inf_count and texts exactly\n";
+    for (const auto& t : result_.tolerances) {
+      out << "  " << t.dtype << ": rtol=" << format_short(t.tolerance.rtol)
+          << " atol=" << format_short(t.tolerance.atol) << " (" << t.records
+          << (t.records == 1 ? " record pair)\n" : " record pairs)\n");
+    }
     for (const auto* t : {&a_, &b_}) {
       if (t->dropped > 0) {
         out << "warning: " << t->path << " reports " << t->dropped
             << " dropped records: the comparison is incomplete\n";
       }
     }
+    print_names_mismatch(out);
     print_first_divergence(out);
+    print_next_divergences(out);
     print_worst(out);
     print_one_side(out, "A", a_, result_.only_in_a, result_.only_in_a_count);
     print_one_side(out, "B", b_, result_.only_in_b, result_.only_in_b_count);
@@ -89,7 +98,11 @@ class TextReport {
         << result_.divergent_records << " divergent (" << result_.divergent_values << " of "
         << result_.values_compared << " values), " << result_.only_in_a_count << " only in A, "
         << result_.only_in_b_count << " only in B\n";
-    out << "Result: " << (result_.equal() ? "EQUAL within tolerance" : "DIVERGENT") << "\n";
+    out << "Result: "
+        << (result_.names_mismatch ? "NOT COMPARED: the module names do not match"
+            : result_.equal()      ? "EQUAL within tolerance"
+                                   : "DIVERGENT")
+        << "\n";
   }
 
  private:
@@ -100,19 +113,65 @@ class TextReport {
     return s;
   }
 
+  std::string stat_text(const ValueDiff& d) const {
+    std::string name = names_.name(a_.stats[d.a_stat].name);
+    if (d.tensor_scale) name += name == "sum" ? " (vs abs_mean*numel)" : " (vs abs_mean)";
+    return name;
+  }
+
+  void print_names_mismatch(std::ostream& out) const {
+    if (!result_.names_mismatch) return;
+    out << "\nOnly " << result_.matched_records << " of " << a_.records.size()
+        << " records of A and " << b_.records.size()
+        << " of B match by (module, tensor, step): the module names differ, so no divergence "
+           "is declared.\nAlign them with --strip-prefix A=PREFIX / B=PREFIX or --map OLD=NEW. "
+           "Closest unmatched names:\n";
+    using A = TextTable::Align;
+    TextTable table({"module in A", "records", "closest in B", "try"},
+                    {A::kLeft, A::kRight, A::kLeft, A::kLeft});
+    for (const auto& s : result_.closest_names) {
+      table.add_row(
+          {names_.name(s.a_module), std::to_string(s.a_records), names_.name(s.b_module), s.hint});
+    }
+    table.print(out);
+  }
+
   void print_first_divergence(std::ostream& out) const {
     if (!result_.first_divergent_record) return;
     const auto& ra = a_.records[*result_.first_divergent_record];
     const auto& rb = b_.records[result_.first_divergence.front().b_record];
-    out << "\nFirst divergence in A's execution order:\n  " << key_text(ra) << "\n  at "
-        << location(a_, ra) << " and " << location(b_, rb) << "\n";
+    out << "\nFirst divergence (earliest step, then execution order):\n  " << key_text(ra)
+        << "\n  at " << location(a_, ra) << " and " << location(b_, rb) << "\n";
     TextTable table({"stat", "A", "B", "abs_error", "rel_error"},
                     {TextTable::Align::kLeft, TextTable::Align::kRight, TextTable::Align::kRight,
                      TextTable::Align::kRight, TextTable::Align::kRight});
     for (const auto& d : result_.first_divergence) {
       const auto& va = a_.stats[d.a_stat];
-      table.add_row({names_.name(va.name), show_value(a_, va), show_value(b_, b_.stats[d.b_stat]),
+      table.add_row({stat_text(d), show_value(a_, va), show_value(b_, b_.stats[d.b_stat]),
                      format_short(d.abs_error), format_short(d.rel_error)});
+    }
+    table.print(out);
+  }
+
+  // The records diverging after the first, in the same order; each with its
+  // worst statistic.
+  void print_next_divergences(std::ostream& out) const {
+    if (result_.next_divergences.empty()) return;
+    out << "\nNext " << result_.next_divergences.size() << " of " << result_.divergent_records - 1
+        << " divergent records after it:\n";
+    using A = TextTable::Align;
+    TextTable table({"module", "tensor", "step", "occ", "stat", "A", "B", "rel_error", "A line"},
+                    {A::kLeft, A::kLeft, A::kRight, A::kRight, A::kLeft, A::kRight, A::kRight,
+                     A::kRight, A::kRight});
+    for (const auto& rec : result_.next_divergences) {
+      const auto& r = a_.records[rec.a_record];
+      const auto& d = *std::max_element(
+          rec.stats.begin(), rec.stats.end(),
+          [](const ValueDiff& x, const ValueDiff& y) { return x.rel_error < y.rel_error; });
+      table.add_row({names_.name(r.module), names_.name(r.tensor), format_step(r.step),
+                     std::to_string(r.occurrence), stat_text(d), show_value(a_, a_.stats[d.a_stat]),
+                     show_value(b_, b_.stats[d.b_stat]), format_short(d.rel_error),
+                     std::to_string(r.line)});
     }
     table.print(out);
   }
@@ -155,7 +214,7 @@ class TextReport {
   }
 
   void print_stats(std::ostream& out) const {
-    if (result_.stats.empty()) return;
+    if (result_.stats.empty() || result_.names_mismatch) return;  // nothing was compared
     out << "\nBy statistic:\n";
     using A = TextTable::Align;
     TextTable table({"stat", "compared", "divergent", "max_rel_error", "note"},
@@ -169,8 +228,13 @@ class TextReport {
       if (s.only_in_b > 0) add_note("only in B for " + std::to_string(s.only_in_b) + " records");
       if (s.failed_both > 0)
         add_note("failed on both sides " + std::to_string(s.failed_both) + "x");
+      if (s.own_scale > 0) {
+        add_note(
+            "against its own value for " + std::to_string(s.own_scale) +
+            " records (no abs_mean, or no numel, shape or mean: add numel to the sink's stats)");
+      }
       table.add_row({names_.name(s.name), std::to_string(s.compared), std::to_string(s.divergent),
-                     s.divergent > 0 ? format_short(s.max_rel_error) : "0", note});
+                     format_short(s.max_rel_error), note});
     }
     table.print(out);
   }
@@ -195,11 +259,35 @@ class JsonReport {
     append_file(o, a_);
     o += ",\"b\":";
     append_file(o, b_);
-    o += ",\"tolerance\":{\"rtol\":";
-    json::append_double(o, args_.options.tolerance.rtol);
-    o += ",\"atol\":";
-    json::append_double(o, args_.options.tolerance.atol);
-    o += "},\"totals\":{";
+    o += ",\"tolerances\":[";
+    for (std::size_t i = 0; i < result_.tolerances.size(); ++i) {
+      const auto& t = result_.tolerances[i];
+      if (i > 0) o += ',';
+      o += "{\"dtype\":";
+      json::append_escaped(o, t.dtype);
+      o += ",\"rtol\":";
+      json::append_double(o, t.tolerance.rtol);
+      o += ",\"atol\":";
+      json::append_double(o, t.tolerance.atol);
+      append_count(o, "records", t.records);
+      o += '}';
+    }
+    o += "],\"names_mismatch\":";
+    o += result_.names_mismatch ? "true" : "false";
+    o += ",\"closest_names\":[";
+    for (std::size_t i = 0; i < result_.closest_names.size(); ++i) {
+      const auto& s = result_.closest_names[i];
+      if (i > 0) o += ',';
+      o += "{\"a\":";
+      json::append_escaped(o, names_.name(s.a_module));
+      o += ",\"b\":";
+      json::append_escaped(o, names_.name(s.b_module));
+      append_count(o, "a_records", s.a_records);
+      o += ",\"hint\":";
+      json::append_escaped(o, s.hint);
+      o += '}';
+    }
+    o += "],\"totals\":{";
     append_count(o, "matched_records", result_.matched_records, false);
     append_count(o, "divergent_records", result_.divergent_records);
     append_count(o, "values_compared", result_.values_compared);
@@ -208,7 +296,12 @@ class JsonReport {
     append_count(o, "only_in_b", result_.only_in_b_count);
     o += "},\"first_divergence\":";
     append_first(o);
-    o += ",\"worst\":[";
+    o += ",\"next_divergences\":[";
+    for (std::size_t i = 0; i < result_.next_divergences.size(); ++i) {
+      if (i > 0) o += ',';
+      append_record_diffs(o, result_.next_divergences[i].stats);
+    }
+    o += "],\"worst\":[";
     for (std::size_t i = 0; i < result_.worst.size(); ++i) {
       if (i > 0) o += ',';
       append_value_diff(o, result_.worst[i], true);
@@ -293,6 +386,14 @@ class JsonReport {
     }
     o += ",\"rel_error\":";
     json::append_double(o, d.rel_error);
+    o += ",\"scale\":";
+    if (std::isnan(d.scale)) {
+      o += "null";
+    } else {
+      json::append_double(o, d.scale);
+    }
+    o += ",\"tensor_scale\":";
+    o += d.tensor_scale ? "true" : "false";
     append_count(o, "a_line", ra.line);
     append_count(o, "b_line", rb.line);
     o += '}';
@@ -303,16 +404,20 @@ class JsonReport {
       o += "null";
       return;
     }
-    const auto& ra = a_.records[*result_.first_divergent_record];
-    const auto& rb = b_.records[result_.first_divergence.front().b_record];
+    append_record_diffs(o, result_.first_divergence);
+  }
+
+  void append_record_diffs(std::string& o, const std::vector<ValueDiff>& diffs) const {
+    const auto& ra = a_.records[diffs.front().a_record];
+    const auto& rb = b_.records[diffs.front().b_record];
     o += '{';
     append_key(o, ra);
     append_count(o, "a_line", ra.line);
     append_count(o, "b_line", rb.line);
     o += ",\"stats\":[";
-    for (std::size_t i = 0; i < result_.first_divergence.size(); ++i) {
+    for (std::size_t i = 0; i < diffs.size(); ++i) {
       if (i > 0) o += ',';
-      append_value_diff(o, result_.first_divergence[i], false);
+      append_value_diff(o, diffs[i], false);
     }
     o += "]}";
   }
@@ -364,6 +469,10 @@ int run_diff(const DiffArguments& args) {
   b_loader.join();
   if (b_error) std::rethrow_exception(b_error);
   adopt_names(b, b_names, names);
+  if (!args.names.empty()) {
+    rename_modules(a, names, [&](const std::string& m) { return args.names.apply(m, true); });
+    rename_modules(b, names, [&](const std::string& m) { return args.names.apply(m, false); });
+  }
   DiffResult result;
   try {
     result = diff_traces(a, b, names, args.options);
@@ -376,32 +485,63 @@ int run_diff(const DiffArguments& args) {
   } else {
     TextReport(a, b, names, args, result).print(std::cout);
   }
+  if (result.names_mismatch) return kExitUsage;  // nothing was compared: fix the names
   return result.equal() ? kExitOk : kExitFindings;
 }
 
 const CommandRegistration registration(30, [](CLI::App& app) -> Runner {
   auto args = std::make_shared<DiffArguments>();
   auto stats_text = std::make_shared<std::string>();
+  auto strip_texts = std::make_shared<std::vector<std::string>>();
+  auto map_texts = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "diff", "Compare two activation traces (JSONL) and find the first divergent layer");
   cmd->add_option("a", args->a_path, "First trace (its execution order is reported)")->required();
   cmd->add_option("b", args->b_path, "Second trace (the reference)")->required();
-  cmd->add_option("--rtol", args->options.tolerance.rtol,
-                  "Relative tolerance: |a-b| <= atol + rtol*max(|a|,|b|)")
-      ->capture_default_str()
+  cmd->add_option("--rtol", args->options.rtol,
+                  "Relative tolerance: |a-b| <= atol + rtol*max(|a|,|b|) (default: by dtype)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--atol", args->options.tolerance.atol, "Absolute tolerance")
-      ->capture_default_str()
+  cmd->add_option("--atol", args->options.atol, "Absolute tolerance (default: by dtype)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--dtype", args->options.dtype,
+                  "Compare every record with this dtype's tolerance (float32, bfloat16, float16, "
+                  "float64) instead of the records' own dtype (float32 when they have none)");
+  // One value per occurrence: a vector option that took more would swallow the files.
+  cmd->add_option("--strip-prefix", *strip_texts,
+                  "Remove PREFIX from module names before aligning: A=PREFIX or B=PREFIX for "
+                  "one file, PREFIX for both (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--map", *map_texts,
+                  "Rename module name parts OLD to NEW (at dots) on both sides before aligning "
+                  "(repeatable)")
+      ->allow_extra_args(false);
   // A plain string split later: a CLI11 vector option would swallow the files.
   cmd->add_option("--stats", *stats_text,
                   "Compare only these statistics (comma separated; default: all on both sides)");
   cmd->add_option("--top", args->options.top,
-                  "Rows in the worst-values and one-side tables (0: all)")
+                  "Rows in the next-divergences, worst-values and one-side tables (0: all)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the report as one JSON object");
-  return [args, stats_text] {
+  return [args, stats_text, strip_texts, map_texts] {
     args->options.stats = split_list(*stats_text);
+    for (const auto& text : *strip_texts) {
+      if (text.rfind("A=", 0) == 0) {
+        args->names.strip_a.push_back(text.substr(2));
+      } else if (text.rfind("B=", 0) == 0) {
+        args->names.strip_b.push_back(text.substr(2));
+      } else {
+        args->names.strip_a.push_back(text);
+        args->names.strip_b.push_back(text);
+      }
+    }
+    for (const auto& text : *map_texts) {
+      const auto eq = text.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "regiontrace diff: --map " << text << ": expected OLD=NEW\n";
+        return kExitUsage;
+      }
+      args->names.maps.emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    }
     return run_diff(*args);
   };
 });

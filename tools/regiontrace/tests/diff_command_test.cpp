@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 #include <random>
+#include <tuple>
+#include <utility>
 
 #include "cli_test_helpers.hpp"
 
@@ -128,7 +130,7 @@ TEST_F(DiffCommand, FirstDivergenceFollowsAsExecutionOrderNotTheWorstValue) {
 
   const auto text = run_cli(args(a, b));
   EXPECT_EQ(text.exit_code, 1);
-  const auto first = text.output.find("First divergence in A's execution order:");
+  const auto first = text.output.find("First divergence (earliest step, then execution order):");
   ASSERT_NE(first, std::string::npos) << text.output;
   const auto worst = text.output.find("Worst ", first);
   const auto where = text.output.find("module blocks.3  tensor out  step 1", first);
@@ -196,17 +198,17 @@ TEST_F(DiffCommand, ToleranceDecidesWhatDiverges) {
   auto one = [&](const std::string& name, const std::string& stats) {
     return write(name, "{\"module\":\"m\",\"tensor\":\"out\",\"step\":0," + stats + "}\n");
   };
-  // 1% apart: within the bf16 default (rtol 1.6e-2), not within --rtol 1e-3.
+  // 1% apart: within bf16's tolerance (rtol 1.6e-2), not within --rtol 1e-3.
   auto a = one("a1.jsonl", "\"abs_mean\":1.00");
   auto b = one("b1.jsonl", "\"abs_mean\":1.01");
-  EXPECT_EQ(run_cli(args(a, b)).exit_code, 0);
-  EXPECT_EQ(run_cli(args(a, b, "--rtol 1e-3")).exit_code, 1);
+  EXPECT_EQ(run_cli(args(a, b, "--dtype bf16")).exit_code, 0);
+  EXPECT_EQ(run_cli(args(a, b, "--dtype bf16 --rtol 1e-3")).exit_code, 1);
   EXPECT_EQ(run_cli(args(a, b, "--rtol 0.0099 --atol 0")).exit_code, 1);
   EXPECT_EQ(run_cli(args(a, b, "--rtol 0.0099 --atol 0.0002")).exit_code, 0);
   // Near zero the absolute tolerance decides.
-  a = one("a2.jsonl", "\"sum\":0");
-  b = one("b2.jsonl", "\"sum\":5e-6");
-  EXPECT_EQ(run_cli(args(a, b)).exit_code, 0);
+  a = one("a2.jsonl", "\"max\":0");
+  b = one("b2.jsonl", "\"max\":5e-6");
+  EXPECT_EQ(run_cli(args(a, b, "--atol 1e-5")).exit_code, 0);
   EXPECT_EQ(run_cli(args(a, b, "--atol 1e-6")).exit_code, 1);
   // Exact stats ignore tolerances.
   a = one("a3.jsonl", "\"numel\":4096,\"shape\":[64,64],\"dtype\":\"torch.float32\"");
@@ -231,8 +233,10 @@ TEST_F(DiffCommand, ToleranceDecidesWhatDiverges) {
 }
 
 TEST_F(DiffCommand, StatsOptionRestrictsTheComparison) {
+  // sum is compared on the tensor's scale, abs_mean * numel (about 770 here):
+  // 50 is 6.5% of it, beyond bf16's tolerance.
   const auto a = write("a.jsonl", model_run([](ordered_json& r, int, int block) {
-                         if (block == 5) r["sum"] = r["sum"].get<double>() + 1.0;
+                         if (block == 5) r["sum"] = r["sum"].get<double>() + 50.0;
                        }));
   const auto b = write("b.jsonl", model_run());
   EXPECT_EQ(run_cli(args(a, b)).exit_code, 1);
@@ -403,6 +407,304 @@ TEST_F(DiffCommand, BlankLinesDoNotInflateTheMemoryReserved) {
   EXPECT_NE(r.output.find("Totals: 1 records matched, 1 divergent (1 of 200 values)"),
             std::string::npos)
       << r.output;
+}
+
+// A record of one tensor as the sink writes it with the parity profile's
+// statistics, for the tests of issue 16's defaults below.
+ordered_json tensor_record(const std::string& module, int step, int seq, double abs_mean,
+                           double sum, const char* dtype = nullptr) {
+  ordered_json r = activation_record(module, "out", step, seq);
+  r["abs_mean"] = abs_mean;
+  r["mean"] = sum / 4096.0;  // numel 4096: the sink's mean is sum / numel
+  r["std"] = abs_mean * 1.25;
+  r["min"] = -abs_mean * 4;
+  r["max"] = abs_mean * 4.5;
+  r["sum"] = sum;
+  if (dtype != nullptr) r["dtype"] = dtype;
+  return r;
+}
+
+TEST_F(DiffCommand, TolerancesFollowTheRecordsDtype) {
+  auto pair = [&](const std::string& name, const char* dtype_a, const char* dtype_b) {
+    const auto a =
+        write(name + "_a.jsonl",
+              std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.01, 40, dtype_a)});
+    const auto b =
+        write(name + "_b.jsonl",
+              std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.00, 40, dtype_b)});
+    return std::pair{a, b};
+  };
+  // 1% apart: within bf16's rounding, far beyond fp32's.
+  auto [a, b] = pair("bf16", "torch.bfloat16", "torch.bfloat16");
+  auto report = run_cli_json(args(a, b, "--json"), 0);
+  ASSERT_EQ(report["tolerances"].size(), 1u);
+  EXPECT_EQ(report["tolerances"][0]["dtype"], "bfloat16");
+  EXPECT_DOUBLE_EQ(report["tolerances"][0]["rtol"].get<double>(), 1.6e-2);
+  EXPECT_EQ(run_cli(args(a, b, "--dtype float32")).exit_code, 1);
+  EXPECT_EQ(run_cli(args(a, b, "--rtol 1e-3")).exit_code, 1);
+
+  // No dtype on either side: fp32.
+  std::tie(a, b) = pair("none", nullptr, nullptr);
+  report = run_cli_json(args(a, b, "--json"), 1);
+  EXPECT_EQ(report["first_divergence"]["module"], "blocks.0");
+  EXPECT_EQ(report["tolerances"][0]["dtype"], "float32 (no dtype in the records)");
+  EXPECT_EQ(run_cli(args(a, b, "--dtype bf16")).exit_code, 0);
+  EXPECT_EQ(run_cli(args(a, b, "--dtype torch.bfloat16")).exit_code, 0);
+
+  // fp32 records: 1e-6 apart is rounding, 1e-4 is not.
+  const auto c = write("c.jsonl", std::vector<ordered_json>{tensor_record(
+                                      "blocks.0", 0, 0, 1.000001, 40, "torch.float32")});
+  const auto d = write("d.jsonl", std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.0001,
+                                                                          40, "torch.float32")});
+  const auto e =
+      write("e.jsonl",
+            std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.0, 40, "torch.float32")});
+  EXPECT_EQ(run_cli(args(c, e)).exit_code, 0);
+  EXPECT_EQ(run_cli(args(d, e)).exit_code, 1);
+
+  // Written on one side only, it still decides.
+  std::tie(a, b) = pair("one_side", "torch.bfloat16", nullptr);
+  EXPECT_EQ(run_cli(args(a, b)).exit_code, 0);
+
+  const auto bad = run_cli(args(a, b, "--dtype bfloat17"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("bfloat17"), std::string::npos) << bad.output;
+}
+
+TEST_F(DiffCommand, NearZeroSumsAreComparedOnTheTensorsScale) {
+  // The issue's case: every block agrees to fp32 rounding except blocks.3,
+  // 1% off; blocks.1's sum is near zero (cancellation), so rounding moves it
+  // by 50% of itself. The first divergence is blocks.3, never blocks.1's sum.
+  auto run = [](double scale3, double sum1, bool with_mean) {
+    std::vector<ordered_json> records;
+    int seq = 0;
+    for (int step = 0; step < 2; ++step) {
+      for (int b = 0; b < 6; ++b) {
+        const double s = b == 3 ? scale3 : 1.0;
+        auto r = tensor_record("blocks." + std::to_string(b), step, seq++, 0.8 * s,
+                               (b == 1 ? sum1 : 100.0 + b) * s);
+        if (!with_mean) r.erase("mean");
+        records.push_back(r);
+      }
+    }
+    return records;
+  };
+  const auto ref = write("ref.jsonl", run(1.0, 0.02, true));
+  const auto port = write("port.jsonl", run(1.01, 0.03, true));
+  auto report = run_cli_json(args(port, ref, "--json"), 1);
+  EXPECT_EQ(report["first_divergence"]["module"], "blocks.3");
+  EXPECT_EQ(report["first_divergence"]["step"], 0);
+  for (const auto& s : report["stats"]) {
+    if (s["stat"] == "sum" || s["stat"] == "mean") {
+      EXPECT_EQ(s["divergent"], 2) << s.dump();  // blocks.3 at both steps, nothing else
+    }
+  }
+  for (const auto& s : report["first_divergence"]["stats"]) {
+    if (s["stat"] != "sum") continue;
+    EXPECT_TRUE(s["tensor_scale"].get<bool>());
+    // Against abs_mean * numel, numel = sum / mean = 4096.
+    EXPECT_NEAR(s["scale"].get<double>(), 0.8 * 1.01 * 4096, 1e-6);
+  }
+  // A faithful port with only the near-zero sum moved: equal.
+  const auto faithful = write("faithful.jsonl", run(1.0, 0.03, true));
+  EXPECT_EQ(run_cli(args(faithful, ref)).exit_code, 0);
+
+  // numel from `numel` or `shape` when there is no mean.
+  auto without_mean = [&](const std::string& name, double sum1, const char* key) {
+    auto records = run(1.0, sum1, false);
+    for (auto& r : records) {
+      if (std::string(key) == "numel") r["numel"] = 4096;
+      if (std::string(key) == "shape") r["shape"] = {1, 64, 64};
+    }
+    return write(name, records);
+  };
+  EXPECT_EQ(run_cli(args(without_mean("n1.jsonl", 0.03, "numel"),
+                         without_mean("n2.jsonl", 0.02, "numel")))
+                .exit_code,
+            0);
+  EXPECT_EQ(run_cli(args(without_mean("s1.jsonl", 0.03, "shape"),
+                         without_mean("s2.jsonl", 0.02, "shape")))
+                .exit_code,
+            0);
+  // abs_mean and sum alone (the sink's default stats) cannot give numel: the
+  // sum falls back to its own value, and the table says so.
+  const auto text =
+      run_cli(args(without_mean("o1.jsonl", 0.03, "none"), without_mean("o2.jsonl", 0.02, "none")));
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.output.find("against its own value for 12 records"), std::string::npos)
+      << text.output;
+}
+
+TEST_F(DiffCommand, FirstDivergenceIsTheEarliestStepAndTopListsTheNextOnes) {
+  // A has no seq and its file holds step 1 before step 0 (files of two runs
+  // concatenated, or a Python hook's order): blocks.5 of step 1 comes first
+  // in the file, blocks.2 of step 0 is the earlier divergence.
+  auto records = [](bool with_seq, bool perturbed) {
+    std::vector<ordered_json> out;
+    for (int step : {1, 0}) {
+      for (int b = 0; b < 8; ++b) {
+        auto r = tensor_record("blocks." + std::to_string(b), step, step * 8 + b, 1.0 + 0.1 * b,
+                               50.0 + b);
+        if (!with_seq) r.erase("seq");
+        if (perturbed && ((step == 1 && b >= 5) || (step == 0 && b >= 2))) {
+          r["abs_mean"] = r["abs_mean"].get<double>() * (1.02 + 0.01 * b);
+        }
+        out.push_back(r);
+      }
+    }
+    return out;
+  };
+  const auto a = write("a.jsonl", records(false, true));
+  for (bool b_seq : {false, true}) {
+    const auto b = write("b.jsonl", records(b_seq, false));
+    const auto report = run_cli_json(args(a, b, "--json --top 3"), 1);
+    const auto& first = report["first_divergence"];
+    EXPECT_EQ(first["module"], "blocks.2") << b_seq;
+    EXPECT_EQ(first["step"], 0) << b_seq;
+    ASSERT_EQ(first["stats"].size(), 1u);
+    EXPECT_EQ(first["stats"][0]["stat"], "abs_mean");
+    EXPECT_DOUBLE_EQ(first["stats"][0]["b"].get<double>(), 1.2);
+    EXPECT_DOUBLE_EQ(first["stats"][0]["a"].get<double>(), 1.2 * 1.04);
+    const auto& next = report["next_divergences"];
+    ASSERT_EQ(next.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(next[i]["module"], "blocks." + std::to_string(3 + i));
+      EXPECT_EQ(next[i]["step"], 0);
+    }
+  }
+  const auto b = write("b2.jsonl", records(true, false));
+  const auto out = run_cli(args(a, b, "--top 2")).output;
+  const auto first = out.find("module blocks.2  tensor out  step 0");
+  const auto next = out.find("Next 2 of 8 divergent records after it:");
+  ASSERT_NE(first, std::string::npos) << out;
+  ASSERT_NE(next, std::string::npos) << out;
+  EXPECT_LT(first, next);
+  EXPECT_NE(out.find("blocks.3", next), std::string::npos);
+}
+
+TEST_F(DiffCommand, RenamedModulesAreAlignedOrExplained) {
+  auto run = [](const std::string& prefix, const std::string& part, double perturb4) {
+    std::vector<ordered_json> out;
+    int seq = 0;
+    for (int step = 0; step < 2; ++step) {
+      for (int b = 0; b < 6; ++b) {
+        out.push_back(tensor_record(prefix + "blocks." + std::to_string(b) + "." + part, step,
+                                    seq++, (1.0 + 0.1 * b) * (b == 4 ? perturb4 : 1.0), 10.0 + b));
+      }
+    }
+    return out;
+  };
+  const auto ref = write("ref.jsonl", run("", "attn", 1.0));
+  const auto port = write("port.jsonl", run("transformer.", "self_attn", 1.05));
+
+  // Nothing matches: no divergence is declared; the closest names are shown.
+  auto r = run_cli_stdout(args(port, ref, "--json"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  auto report = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(report["names_mismatch"].get<bool>());
+  EXPECT_TRUE(report["first_divergence"].is_null());
+  ASSERT_GE(report["closest_names"].size(), 1u);
+  EXPECT_EQ(report["closest_names"][0]["a"], "transformer.blocks.0.self_attn");
+  EXPECT_EQ(report["closest_names"][0]["b"], "blocks.0.attn");
+  const auto text = run_cli(args(port, ref));
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_NE(text.output.find("the module names differ"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("First divergence"), std::string::npos) << text.output;
+
+  // One difference left: the hint names the option that fixes it.
+  report = run_cli_json(args(port, ref, "--json --map self_attn=attn"), 2);
+  EXPECT_EQ(report["closest_names"][0]["hint"], "--strip-prefix A=transformer.");
+  report = run_cli_json(args(port, ref, "--json --strip-prefix A=transformer."), 2);
+  EXPECT_EQ(report["closest_names"][0]["hint"], "--map self_attn=attn");
+
+  // Both: aligned, and the perturbed block is found under the reference's names.
+  report =
+      run_cli_json(args(port, ref, "--json --strip-prefix A=transformer. --map self_attn=attn"), 1);
+  EXPECT_FALSE(report["names_mismatch"].get<bool>());
+  EXPECT_EQ(report["totals"]["matched_records"], 12);
+  EXPECT_EQ(report["first_divergence"]["module"], "blocks.4.attn");
+  EXPECT_EQ(report["first_divergence"]["step"], 0);
+  // A prefix without a side is stripped from both files.
+  const auto faithful = write("faithful.jsonl", run("transformer.", "attn", 1.0));
+  EXPECT_EQ(run_cli(args(faithful, ref, "--strip-prefix transformer.")).exit_code, 0);
+  EXPECT_EQ(run_cli(args(faithful, ref, "--map nonsense")).exit_code, 2);
+}
+
+TEST_F(DiffCommand, MaxRelErrorIsTheMaximumOverEveryComparedValue) {
+  // 1% apart in bf16: within tolerance, and the table still says how close.
+  const auto a =
+      write("a.jsonl",
+            std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.01, 40, "torch.bfloat16")});
+  const auto b =
+      write("b.jsonl",
+            std::vector<ordered_json>{tensor_record("blocks.0", 0, 0, 1.00, 40, "torch.bfloat16")});
+  const auto report = run_cli_json(args(a, b, "--json"), 0);
+  bool seen = false;
+  for (const auto& s : report["stats"]) {
+    if (s["stat"] != "abs_mean") continue;
+    seen = true;
+    EXPECT_EQ(s["divergent"], 0);
+    EXPECT_NEAR(s["max_rel_error"].get<double>(), 0.01 / 1.01, 1e-9);
+  }
+  EXPECT_TRUE(seen);
+  const auto text = run_cli(args(a, b)).output;
+  const auto table = text.find("By statistic:");
+  ASSERT_NE(table, std::string::npos) << text;
+  const auto row = text.find("abs_mean", table);
+  const auto line = text.substr(row, text.find('\n', row) - row);
+  EXPECT_NE(line.find("0.0099"), std::string::npos) << line;
+}
+
+TEST_F(DiffCommand, InputThatIsNotAnActivationTraceExitsTwo) {
+  const auto good = write("good.jsonl", model_run());
+  struct Case {
+    std::string name;
+    std::string why;
+  };
+  std::vector<Case> cases;
+  write("empty.jsonl", "");
+  cases.push_back({"empty.jsonl", "empty file"});
+  write("blank.jsonl", "\n\n  \n");
+  cases.push_back({"blank.jsonl", "no activation records"});
+  // A torch_profiler / timeline trace, written whole on one line and one
+  // event per line.
+  write_gzip(dir_.file("trace.json.gz"),
+             "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":2}]}\n");
+  cases.push_back({"trace.json.gz", "Chrome/Perfetto trace"});
+  write_gzip(dir_.file("events.json.gz"),
+             "{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":2},\n]}\n");
+  cases.push_back({"events.json.gz", "Chrome/Perfetto trace"});
+  write("event.jsonl", "{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":1,\"dur\":2}\n");
+  cases.push_back({"event.jsonl", "Chrome/Perfetto trace"});
+  std::string binary =
+      "\x7f"
+      "ELF";
+  for (int i = 0; i < 4000; ++i) binary += static_cast<char>((i * 37) % 256);
+  write("binary.bin", binary);
+  cases.push_back({"binary.bin", "binary.bin:1:"});
+  // A line far longer than any record: refused, not buffered.
+  write("long.jsonl",
+        "{\"module\":\"m\",\"tensor\":\"out\",\"note\":\"" + std::string(3 << 20, 'x') + "\"}\n");
+  cases.push_back({"long.jsonl", "longer than 1 MiB"});
+  for (const auto& c : cases) {
+    const auto r = run_cli(args(good, dir_.file(c.name)));
+    EXPECT_EQ(r.exit_code, 2) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.why), std::string::npos) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.name), std::string::npos) << r.output;
+  }
+  // Endless input stops at the line cap in bounded memory and time.
+  const std::string bounded = "ulimit -v 1048576 && timeout 60 " + shell_quoted(REGIONTRACE_CLI);
+  auto r = run_command(bounded + " " + args(good, "/dev/zero"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("longer than 1 MiB"), std::string::npos) << r.output;
+  const auto fifo = dir_.file("fifo");
+  ASSERT_EQ(run_command("mkfifo " + shell_quoted(fifo)).exit_code, 0);
+  r = run_command(
+      "(yes '{\"module\":\"m\",\"tensor\":\"out\",\"step\":0,\"abs_mean\":1} ' | "
+      "tr -d '\\n' > " +
+      shell_quoted(fifo) + " 2>/dev/null &) ; " + bounded + " " + args(good, fifo));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("longer than 1 MiB"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -116,20 +116,31 @@ void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
 }
 
 // --- states this sink created, to tell them from the application's --------
-std::mutex g_states_mutex;
-std::vector<std::weak_ptr<c10::DebugInfoBase>> g_states;
+// Never destroyed: this plugin's globals are constructed when it is loaded,
+// after the host registered its exit handler, so they would be destroyed
+// before that handler closes the sink while other threads may still attach.
+struct OurStates {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<c10::DebugInfoBase>> states;
+};
+OurStates& our_states() {
+  static OurStates* s = new OurStates();
+  return *s;
+}
 
 void remember_state(const std::shared_ptr<c10::DebugInfoBase>& s) {
-  std::lock_guard<std::mutex> lock(g_states_mutex);
-  g_states.erase(
-      std::remove_if(g_states.begin(), g_states.end(), [](const auto& w) { return w.expired(); }),
-      g_states.end());
-  g_states.push_back(s);
+  OurStates& o = our_states();
+  std::lock_guard<std::mutex> lock(o.mutex);
+  o.states.erase(
+      std::remove_if(o.states.begin(), o.states.end(), [](const auto& w) { return w.expired(); }),
+      o.states.end());
+  o.states.push_back(s);
 }
 
 bool is_ours(const c10::DebugInfoBase* p) {
-  std::lock_guard<std::mutex> lock(g_states_mutex);
-  for (const auto& w : g_states) {
+  OurStates& o = our_states();
+  std::lock_guard<std::mutex> lock(o.mutex);
+  for (const auto& w : o.states) {
     if (auto s = w.lock(); s.get() == p) return true;  // alive, so the address is not reused
   }
   return false;
@@ -356,11 +367,15 @@ CollectedProfilePtr ProfilerSession::finish() {
   g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
   while (g_in_flight.load() != 0) std::this_thread::yield();
   at::CallbackHandle gate = s.gate;
-  if (gate != 0 && g_gate.compare_exchange_strong(gate, 0)) at::removeCallback(s.gate);
+  const bool remove_gate = gate != 0 && g_gate.compare_exchange_strong(gate, 0);
   if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
   CollectedProfilePtr out(new CollectedProfile());
   try {
     on_own_thread([&] {
+      // Not on the calling thread: removeCallback looks in that thread's
+      // callback list first, which the main thread no longer has when this
+      // runs from the exit handler (issue 13: use after free).
+      if (remove_gate) at::removeCallback(s.gate);
       // libtorch stops the profiler of the calling thread: lend this one the
       // state and the callback, which disableProfiler takes back.
       c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
@@ -377,6 +392,33 @@ CollectedProfilePtr ProfilerSession::finish() {
   }
   s.state.reset();
   return out;
+}
+
+void ProfilerSession::prime(const ProfilerOptions& options) {
+  const ProfilerConfig config(ProfilerState::KINETO, options.record_shapes, options.profile_memory,
+                              options.with_stack, options.with_flops, /*with_modules=*/false);
+  std::set<ActivityType> activities;
+  if (options.cpu) activities.insert(ActivityType::CPU);
+  if (options.cuda) activities.insert(ActivityType::CUDA);
+  try {
+    on_own_thread([&] {
+      // The callback registry (libtorch builds it on first use).
+      const at::CallbackHandle h =
+          at::addGlobalCallback(at::RecordFunctionCallback([](const at::RecordFunction&) {
+                                  return std::unique_ptr<at::ObserverContext>();
+                                }).scopes({at::RecordScope::USER_SCOPE}));
+      at::removeCallback(h);
+      // Whatever starting, stopping and reading a profile builds.
+      prof::prepareProfiler(config, activities);
+      prof::enableProfiler(config, activities);
+      { RECORD_USER_SCOPE("regiontrace.prime"); }
+      const auto result = prof::disableProfiler();
+      (void)result->events();
+    });
+  } catch (const std::exception&) {
+    // A profiler of the application's is running: the sink will stand aside
+    // when it tries for real, and says so then.
+  }
 }
 
 std::string ProfilerSession::torch_version() {

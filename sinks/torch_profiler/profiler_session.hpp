@@ -75,6 +75,14 @@ class ProfilerSession {
   // thread, once. Throws std::runtime_error when libtorch fails.
   CollectedProfilePtr finish();
 
+  // Runs a profiler once, on a thread of its own, and throws the result
+  // away: libtorch builds the function-local statics a session uses on first
+  // use, and one built after the host registered its exit handler is
+  // destroyed before that handler closes the sink. The sink calls this from
+  // its constructor; the host registers its handler again after building
+  // the sinks. Never throws.
+  static void prime(const ProfilerOptions& options);
+
   static std::string torch_version();
   static bool cuda_available();
   // Whether this libtorch can switch CUDA collection on and off while the

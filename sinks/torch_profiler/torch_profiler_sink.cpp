@@ -48,6 +48,7 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
   if (!settings_.profiler.cpu && !settings_.profiler.cuda) {
     throw std::runtime_error("activities: nothing left to collect; add `cpu`");
   }
+  ProfilerSession::prime(settings_.profiler);
   schedule_ = StepSchedule(settings_.schedule, settings_.steps);
   step_ = ctx.current_step();
   has_step_ = step_ != kNoStep;
@@ -344,19 +345,24 @@ void TorchProfilerSink::stop_if_capped() {
 
 std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& rec) {
   // Unique within the process (several windows, or init() after shutdown()).
-  static std::mutex mutex;
-  static std::set<std::string> taken;
+  // Never destroyed: the first use may come after the host registered its
+  // exit handler, which then calls this to write the last window.
+  struct Taken {
+    std::mutex mutex;
+    std::set<std::string> bases;
+  };
+  static Taken* taken = new Taken();
   std::string stem = "torch_trace";
   if (rec.has_steps) stem += "_step" + std::to_string(rec.first_step);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(taken->mutex);
   for (int n = 0;; ++n) {
     const std::string base = ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "");
     std::error_code ec;
-    if (taken.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
+    if (taken->bases.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
         std::filesystem::exists(base + ".json.gz", ec)) {
       continue;
     }
-    taken.insert(base);
+    taken->bases.insert(base);
     return base;
   }
 }

@@ -7,6 +7,8 @@
 //   workload forever <ready_file>  stays inside a selected region, running
 //                                  ops until a signal ends it; creates
 //                                  <ready_file> once it is collecting
+//   workload reinit <steps>        init(), a step, shutdown(), init(), the
+//                                  other steps, then a normal exit
 #include <ATen/ATen.h>
 
 #include <cstdio>
@@ -17,7 +19,9 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: workload loop <steps> | workload forever <ready_file>\n");
+    std::fprintf(stderr,
+                 "usage: workload loop <steps> | workload forever <ready_file> | workload reinit "
+                 "<steps>\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -38,6 +42,21 @@ int main(int argc, char** argv) {
       at::tan(a);
     }
     return 0;  // the trace is written at exit
+  }
+  if (mode == "reinit") {
+    const int steps = std::atoi(argv[2]);
+    for (int i = 0; i < steps; ++i) {
+      if (i < 2) regiontrace::init();
+      regiontrace::set_step(i);
+      {
+        RT_REGION("profiler_region_training_step");
+        at::mm(a, b);
+      }
+      // The first shutdown writes the first trace; the second run's is left
+      // to the exit handler.
+      if (i == 0) regiontrace::shutdown();
+    }
+    return 0;
   }
   if (mode == "forever") {
     RT_REGION("profiler_region_training_step");

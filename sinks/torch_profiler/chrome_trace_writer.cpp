@@ -325,6 +325,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   }
   buf += ",\"record_shapes\":";
   buf += data.record_shapes ? "true" : "false";
+  if (data.shapes_for_flops) buf += ",\"record_shapes_because\":\"with_flops\"";
   buf += ",\"profile_memory\":";
   buf += data.profile_memory ? "true" : "false";
   buf += ",\"with_stack\":";

@@ -16,7 +16,8 @@ SinkSchema TorchProfilerSettings::schema() {
       KeySpec::boolean("with_stack", false,
                        "record the call stack of every op (JIT/Python frames)"),
       KeySpec::boolean("with_flops", false,
-                       "estimate FLOPs of matmul, convolution and elementwise ops"),
+                       "estimate FLOPs of matmul, convolution and elementwise ops (turns "
+                       "record_shapes on: libtorch computes FLOPs from the input shapes)"),
       KeySpec::list("activities", "cpu",
                     "what to collect: cpu (ops) and cuda (kernels, where libtorch has CUDA)",
                     {"cpu", "cuda"}),
@@ -57,6 +58,13 @@ TorchProfilerSettings TorchProfilerSettings::read(const SinkContext& ctx,
   s.profiler.profile_memory = ctx.get_bool("profile_memory");
   s.profiler.with_stack = ctx.get_bool("with_stack");
   s.profiler.with_flops = ctx.get_bool("with_flops");
+  if (s.profiler.with_flops && !s.profiler.record_shapes) {
+    // libtorch computes FLOPs from the inputs it saves, and saves them only
+    // with record_shapes: without it every op would report 0 FLOPs.
+    // PyTorch's Python profiler turns shapes on for with_flops too.
+    s.profiler.record_shapes = true;
+    s.shapes_for_flops = true;
+  }
   const std::vector<std::string>& activities = ctx.get_list("activities");
   s.profiler.cpu = std::find(activities.begin(), activities.end(), "cpu") != activities.end();
   s.profiler.cuda = std::find(activities.begin(), activities.end(), "cuda") != activities.end();

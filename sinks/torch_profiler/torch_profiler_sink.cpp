@@ -39,6 +39,9 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
   std::vector<std::string> notes;
   settings_ = TorchProfilerSettings::read(ctx, &notes);
   for (const std::string& n : notes) ctx_.warn(n);
+  if (settings_.shapes_for_flops) {
+    ctx_.info("with_flops: record_shapes is on too (libtorch computes FLOPs from input shapes)");
+  }
   if (settings_.profiler.cuda && !ProfilerSession::cuda_available()) {
     ctx_.warn(
         "activities: `cuda` asked for, but this libtorch has no CUDA or sees no GPU: "
@@ -291,6 +294,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     d.region_names = region_names_;
   }
   d.record_shapes = settings_.profiler.record_shapes;
+  d.shapes_for_flops = settings_.shapes_for_flops;
   d.profile_memory = settings_.profiler.profile_memory;
   d.with_stack = settings_.profiler.with_stack;
   d.with_flops = settings_.profiler.with_flops;

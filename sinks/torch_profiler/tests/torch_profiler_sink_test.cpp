@@ -182,6 +182,31 @@ TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {
   }
 }
 
+// libtorch computes FLOPs from saved inputs, which it keeps only with
+// record_shapes: with_flops alone turns shapes on, and the trace says why.
+TEST_F(TorchProfilerSink, WithFlopsAloneRecordsFlops) {
+  init(sink_options(dir_, {{"with_flops", "true"}}));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  const std::vector<json> mm = cpu_ops(t, "aten::mm");
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_EQ(mm[0]["args"].value("flops", 0), 2 * 16 * 16 * 16) << mm[0].dump();
+  EXPECT_EQ(t["regiontrace"]["record_shapes"], true);
+  EXPECT_EQ(t["regiontrace"]["record_shapes_because"], "with_flops");
+  const std::vector<std::string> files = trace_files(dir_.path());
+  const std::string base = files[0].substr(0, files[0].find(".json"));
+  const json summary = json::parse(read_file(base + ".summary.json"));
+  std::uint64_t flops = 0;
+  for (const json& op : summary["ops"]) {
+    if (op["name"] == "aten::mm") flops = op["flops"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(flops, 2u * 16 * 16 * 16);
+}
+
 TEST_F(TorchProfilerSink, ProfileMemoryRecordsAllocationsAndDeltas) {
   for (const bool on : {false, true}) {
     TempDir dir;

@@ -274,26 +274,43 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   bool any = !meta.empty();
 
   const std::vector<Entry> entries = ordered_entries(data);
+  // Collection markers are never cut: they say where collection stopped,
+  // which a cut trace needs most. Their room is kept aside.
+  std::int64_t markers_left = static_cast<std::int64_t>(data.markers.size());
+  std::uint64_t marker_bytes = 0;
   std::string one;
+  for (const CollectionMarker& m : data.markers) {
+    one.assign(1, ',');
+    fmt.marker(one, m);
+    marker_bytes += one.size();
+  }
+  bool cut = false;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
+    if (cut && e.family != 1) continue;
     one.clear();
     if (any) one += ',';
     if (e.family == 0) {
       fmt.span(one, data.spans[e.index]);
     } else if (e.family == 1) {
       fmt.marker(one, data.markers[e.index]);
+      --markers_left;
+      marker_bytes -= std::min<std::uint64_t>(marker_bytes, one.size() + (any ? 0 : 1));
     } else {
       fmt.op(one, data.ops[e.index], deltas.empty() ? 0 : deltas[e.index]);
     }
-    const bool over_count = limits.max_events > 0 && stats.events_written >= limits.max_events;
-    const bool over_bytes =
-        limits.max_bytes > 0 && bytes + one.size() + kTailReserve > limits.max_bytes;
-    if (over_count || over_bytes) {
-      stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
-      stats.events_cut = static_cast<std::int64_t>(entries.size() - k);
-      stats.cut_at_ns = e.ts;
-      break;
+    if (e.family != 1) {
+      const bool over_count =
+          limits.max_events > 0 && stats.events_written + markers_left >= limits.max_events;
+      const bool over_bytes = limits.max_bytes > 0 &&
+                              bytes + one.size() + marker_bytes + kTailReserve > limits.max_bytes;
+      if (over_count || over_bytes) {
+        stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
+        stats.events_cut = static_cast<std::int64_t>(entries.size() - k) - markers_left;
+        stats.cut_at_ns = e.ts;
+        cut = true;
+        continue;
+      }
     }
     buf += one;
     bytes += one.size();

@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -42,6 +43,22 @@ std::atomic<at::RecordFunctionCallback::EndCallback> g_real_end{nullptr};
 std::atomic<bool> g_limited{false};
 std::atomic<std::int64_t> g_budget{0};
 std::atomic<std::int64_t> g_refused{0};
+// When the budget ran out (CLOCK_MONOTONIC ns, the clock of region events):
+// the moment collection stopped, which the trace's markers show.
+std::atomic<std::int64_t> g_exhausted_at{0};
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void note_exhausted() {
+  std::int64_t none = 0;
+  if (g_exhausted_at.load(std::memory_order_relaxed) == 0) {
+    g_exhausted_at.compare_exchange_strong(none, monotonic_ns());
+  }
+}
 // Calls into the profiler that are under way. finish() closes the gate and
 // waits for these (a few microseconds at most: they never span application
 // code) before libtorch reads and frees the recorded events, which an op
@@ -100,7 +117,7 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   if (!call.entered()) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
       g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
-    g_refused.fetch_add(1, std::memory_order_relaxed);
+    if (g_refused.fetch_add(1, std::memory_order_relaxed) == 0) note_exhausted();
     return nullptr;
   }
   std::unique_ptr<at::ObserverContext> real = g_real_start.load(std::memory_order_relaxed)(fn);
@@ -291,6 +308,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   g_limited.store(op_budget > 0);
   g_budget.store(op_budget);
   g_refused.store(0);
+  g_exhausted_at.store(0);
   g_live.store(s.raw, std::memory_order_release);
 }
 
@@ -354,6 +372,15 @@ bool ProfilerSession::budget_exhausted() const {
 
 std::int64_t ProfilerSession::ops_refused() const {
   return g_refused.load();
+}
+
+void ProfilerSession::charge(std::int64_t events) {
+  if (!g_limited.load(std::memory_order_relaxed)) return;
+  if (g_budget.fetch_sub(events, std::memory_order_relaxed) - events <= 0) note_exhausted();
+}
+
+std::int64_t ProfilerSession::exhausted_at_ns() const {
+  return g_exhausted_at.load();
 }
 
 CollectedProfilePtr ProfilerSession::finish() {

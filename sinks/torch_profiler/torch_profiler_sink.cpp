@@ -116,6 +116,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
       RegionSpan s = span_of(r, ts.os_tid, e.time_ns);
       s.unwinding = e.unwinding;
       ts.records_for(r.window).spans.push_back(std::move(s));
+      ProfilerSession::charge(1);  // a trace event, like an op
     }
     if (ts.frames.empty()) {
       // The last selected region of this thread: it stops collecting.
@@ -123,6 +124,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
       ts.window = nullptr;
       if (ProfilerSession::detach_current_thread() && attached != nullptr) {
         ts.records_for(attached).markers.push_back({false, ts.os_tid, e.time_ns, "region"});
+        ProfilerSession::charge(1);
       }
     }
   }
@@ -222,6 +224,7 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
   }
   if (r == AttachResult::kAttached) {
     ts.records_for(&w).markers.push_back({true, ts.os_tid, time_ns, reason});
+    ProfilerSession::charge(1);
   }
   ts.window = &w;
   // Regions already open (the gate opened inside them) collect from now on.
@@ -280,6 +283,13 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     ctx_.error(failure + "; the trace of this window is lost");
     return;
   }
+  const std::int64_t cut = w->session().exhausted_at_ns();
+  if (cut != 0) {
+    // Reached between two boundaries: collection stopped for good then.
+    stopped_ = true;
+    collecting_.store(false);
+    place_cap_markers(cut, &markers);
+  }
   if (!write) return;
 
   auto req = std::make_shared<ExportRequest>();
@@ -303,7 +313,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   d.last_step = rec.last_step;
   d.torch_version = ProfilerSession::torch_version();
   d.ops_refused = ops_refused_;
-  if (std::string_view(reason) == "size_cap")
+  if (cut != 0 || std::string_view(reason) == "size_cap")
     d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
   for (RegionSpan& s : spans) {
     s.start_ns = w->to_epoch(s.start_ns);
@@ -345,6 +355,30 @@ void TorchProfilerSink::stop_if_capped() {
                                 : "max_trace_mb=" + std::to_string(settings_.max_trace_mb);
   ctx_.warn(limit + " reached: collection stopped for good; " + std::to_string(ops_refused_) +
             " op calls after the limit were not recorded; the trace is written whole up to there");
+}
+
+void TorchProfilerSink::place_cap_markers(std::int64_t cut_ns,
+                                          std::vector<CollectionMarker>* markers) {
+  // The size cap stopped every thread's collection at cut_ns, mid-region
+  // most likely; the sink learns of it at the next region or step boundary.
+  // Markers say what happened when it happened: a thread collecting then
+  // gets its disable marker at cut_ns; switching on or off after it did
+  // nothing and is not shown.
+  std::map<std::uint64_t, bool> on_at_cut;  // thread -> collecting at cut_ns
+  std::stable_sort(
+      markers->begin(), markers->end(),
+      [](const CollectionMarker& a, const CollectionMarker& b) { return a.time_ns < b.time_ns; });
+  std::vector<CollectionMarker> kept;
+  for (const CollectionMarker& m : *markers) {
+    if (m.time_ns <= cut_ns) {
+      on_at_cut[m.thread] = m.enable;
+      kept.push_back(m);
+    }
+  }
+  for (const auto& [thread, on] : on_at_cut) {
+    if (on) kept.push_back({false, thread, cut_ns, "size_cap"});
+  }
+  *markers = std::move(kept);
 }
 
 std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& rec) {

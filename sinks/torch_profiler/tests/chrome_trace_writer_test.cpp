@@ -156,6 +156,22 @@ TEST(ChromeTraceWriter, MaxEventsKeepsTheEarliestAndSaysWhatWasCut) {
   EXPECT_EQ(find(t, "aten::mm"), nullptr);  // the latest ones went
 }
 
+// The markers say where collection stopped, which a cut trace needs most:
+// the disable marker (the latest event here) stays, the op goes.
+TEST(ChromeTraceWriter, CollectionMarkersAreNeverCut) {
+  TempDir dir;
+  TraceWriteStats stats;
+  const json t = write(sample(), {3, 0}, dir, &stats);
+  EXPECT_EQ(stats.events_written, 3);
+  EXPECT_EQ(stats.events_cut, 2);  // mm and the allocation
+  const json* off = find(t, "fastvideo.profiler.disable_collection");
+  ASSERT_NE(off, nullptr);
+  EXPECT_EQ((*off)["ts"], 4000);  // 5 ms after the base, 1 ms before the first event
+  EXPECT_NE(find(t, "fastvideo.profiler.enable_collection"), nullptr);
+  EXPECT_NE(find(t, "fastvideo.region::denoise"), nullptr);
+  EXPECT_EQ(find(t, "aten::mm"), nullptr);
+}
+
 TEST(ChromeTraceWriter, MaxBytesBoundsTheFile) {
   TempDir dir;
   TraceData d = sample();

@@ -163,10 +163,13 @@ void write_effective_config(const EffectiveConfig& cfg,
 
 }  // namespace
 
-void start(const Options& options) {
+void start(const Options& options, bool explicit_init) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
   if (g_starting) return;  // a sink's constructor opened a region
   if (g_state.load() == kStateOn) {
+    // A thread that lost the race through the lazy start finds the sinks
+    // running, as it should: nothing to report.
+    if (!explicit_init) return;
     log_once(LogLevel::kInfo, "init-running",
              "regiontrace::init() while sinks run: keeping the running ones (one profiler per "
              "process); call shutdown() first to reconfigure");

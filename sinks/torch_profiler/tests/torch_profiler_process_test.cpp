@@ -139,5 +139,24 @@ TEST(TorchProfilerProcess, InitShutdownInitThenExitWritesBothTraces) {
   }
 }
 
+// Threads racing through the lazy start find the sinks started by the
+// winner: only an explicit init() is told "keeping the running ones".
+TEST(TorchProfilerProcess, RacingLazyStartsLogNothingButAnExplicitInitDoes) {
+  CleanEnv env;
+  for (const std::string then : {"", " init", "", ""}) {
+    TempDir dir;
+    const auto r = run_command(
+        "REGIONTRACE_LOG_LEVEL=info REGIONTRACE_SINKS=torch_profiler "
+        "REGIONTRACE_REGIONS=profiler_region_training_step REGIONTRACE_OUTPUT_DIR=" +
+        dir.path() + " " + workload_program() + " race 16" + then);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const bool said = r.output.find("keeping the running ones") != std::string::npos;
+    EXPECT_EQ(said, !then.empty()) << r.output;
+    const std::vector<std::string> files = trace_files(dir.path());
+    ASSERT_EQ(files.size(), 1u) << r.output;
+    EXPECT_EQ(region_spans(load_trace(files[0])).size(), 16u);
+  }
+}
+
 }  // namespace
 }  // namespace regiontrace::torch_profiler::test

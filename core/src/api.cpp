@@ -15,7 +15,7 @@ std::atomic<bool> g_tensors_wanted{false};
 void lazy_init() {
   if (g_state.load() != kStateUninitialized) return;
   try {
-    start(Options{});
+    start(Options{}, /*explicit_init=*/false);
   } catch (const Error& e) {
     log(LogLevel::kError, e.what());
     if (g_state.load() == kStateUninitialized) g_state.store(kStateOff);

@@ -92,6 +92,20 @@ void at_exit() {
   regiontrace::shutdown();
 }
 
+// exit() runs atexit handlers and static destructors in one list, newest
+// first, after the main thread's thread_local destructors. A function-local
+// static constructed after our handler was registered (one of libtorch's, or
+// a sink's) is destroyed before the handler closes the sinks that use it. So
+// the handler is registered again once the sinks are built: everything their
+// constructors created (sinks construct there what their close() needs) then
+// outlives it. Our own state on exit paths is never destroyed at all (leaked
+// on purpose), and libtorch calls at exit run on a fresh thread, since the
+// main thread's thread_locals are gone by then. One entry per start(): the
+// handler is idempotent, older entries run later and find nothing to do.
+void register_exit_handler() {
+  std::atexit(&at_exit);
+}
+
 void close_quietly(SinkSlot& slot) {
   try {
     slot.sink->close();
@@ -124,7 +138,6 @@ void install_process_hooks() {
   static bool installed = false;
   if (installed) return;
   installed = true;
-  std::atexit(&at_exit);
   pthread_atfork(nullptr, nullptr, &in_forked_child);
 }
 
@@ -150,10 +163,13 @@ void write_effective_config(const EffectiveConfig& cfg,
 
 }  // namespace
 
-void start(const Options& options) {
+void start(const Options& options, bool explicit_init) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
   if (g_starting) return;  // a sink's constructor opened a region
   if (g_state.load() == kStateOn) {
+    // A thread that lost the race through the lazy start finds the sinks
+    // running, as it should: nothing to report.
+    if (!explicit_init) return;
     log_once(LogLevel::kInfo, "init-running",
              "regiontrace::init() while sinks run: keeping the running ones (one profiler per "
              "process); call shutdown() first to reconfigure");
@@ -236,6 +252,7 @@ void start(const Options& options) {
   Dispatcher::instance().start(std::move(slots));
   g_tensors_wanted.store(tensors);
   if (cfg.handle_signals) install_signals();
+  register_exit_handler();
   g_state.store(kStateOn);
   log(LogLevel::kInfo, "running sinks: " + names + " (rank " + std::to_string(cfg.rank.rank) + ")");
 }

@@ -6,7 +6,9 @@
 
 namespace regiontrace::detail {
 
-void start(const Options& options);
+// `explicit_init`: regiontrace::init(), as opposed to the lazy start at the
+// first region; only an explicit call is told that sinks already run.
+void start(const Options& options, bool explicit_init = true);
 void stop();
 
 }  // namespace regiontrace::detail

@@ -69,11 +69,16 @@ void log(LogLevel level, std::string_view message) {
 }
 
 void log_once(LogLevel level, const std::string& key, std::string_view message) {
-  static std::mutex mutex;
-  static std::set<std::string>* seen = new std::set<std::string>();  // outlives exit handlers
+  // Never destroyed: sinks log once from the exit handler, which may run
+  // after function-local statics constructed later than it was registered.
+  struct Seen {
+    std::mutex mutex;
+    std::set<std::string> keys;
+  };
+  static Seen* seen = new Seen();
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!seen->insert(key).second) return;
+    std::lock_guard<std::mutex> lock(seen->mutex);
+    if (!seen->keys.insert(key).second) return;
   }
   log(level, message);
 }

@@ -23,6 +23,18 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 
 }  // namespace
 
+const std::vector<std::string>& allocation_only_ops() {
+  // Their outputs hold whatever the allocator handed out until another op
+  // writes them. resize_ and resize_as_ keep old values but grow into
+  // uninitialised memory.
+  static const std::vector<std::string>* ops = new std::vector<std::string>{
+      "aten::empty",      "aten::empty_like",        "aten::empty_strided",
+      "aten::new_empty",  "aten::new_empty_strided", "aten::resize_",
+      "aten::resize_as_", "aten::empty_quantized",   "aten::_empty_affine_quantized",
+  };
+  return *ops;
+}
+
 SinkSchema ActivationTraceSink::schema() {
   return {
       KeySpec::path("output", "",
@@ -38,6 +50,10 @@ SinkSchema ActivationTraceSink::schema() {
                        "also record the outputs of every aten op run inside selected regions "
                        "(costly: installs a RecordFunction callback)"),
       KeySpec::string("op_filter", "", "with ops: regex searched in aten op names (aten::mm)"),
+      KeySpec::list("skip_ops", join(allocation_only_ops()),
+                    "with ops: op names (exact) whose outputs are not recorded; the default "
+                    "lists ops that only allocate, whose outputs are uninitialised memory "
+                    "(statistics of garbage, different every run); [] records them too"),
       KeySpec::integer("max_records", 65536,
                        "records waiting for the writer thread before on_full applies")
           .range(1, 1e9),
@@ -69,6 +85,7 @@ ActivationTraceSink::ActivationTraceSink(const SinkContext& ctx)
       ops_(ctx.get_bool("ops")),
       layers_("sinks.activation_trace.layers", ctx.get_string("layers")),
       op_filter_("sinks.activation_trace.op_filter", ctx.get_string("op_filter")) {
+  for (const std::string& op : ctx.get_list("skip_ops")) skip_ops_.insert(op);
   stats_options_.numeric = stats_.needs_numeric();
   stats_options_.hash = stats_.needs_hash();
   RecordWriter::Options options;
@@ -88,7 +105,10 @@ std::uint32_t ActivationTraceSink::interests() const {
 
 void ActivationTraceSink::on_tensor(const TensorEvent& event) {
   if (closed_.load(std::memory_order_relaxed)) return;
-  if (event.origin == TensorOrigin::kOpOutput && !op_filter_.matches(event.op)) return;
+  if (event.origin == TensorOrigin::kOpOutput &&
+      (!op_filter_.matches(event.op) || skip_ops_.count(event.op) != 0)) {
+    return;
+  }
   if (!layers_.matches(event.path, event.module)) return;
   // Throwing switches this sink off (the host logs it once and closes us).
   if (writer_->failed()) throw std::runtime_error(writer_->failure());

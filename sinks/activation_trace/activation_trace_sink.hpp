@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "name_filter.hpp"
 #include "record_writer.hpp"
@@ -40,9 +42,14 @@ class ActivationTraceSink final : public Sink {
   bool ops_ = false;
   NameFilter layers_;
   NameFilter op_filter_;
+  std::set<std::string, std::less<>> skip_ops_;
   std::atomic<bool> closed_{false};
   std::unique_ptr<RecordWriter> writer_;
 };
+
+// The default of `skip_ops`: ops whose outputs are only allocated, never
+// written, so their statistics describe uninitialised memory.
+const std::vector<std::string>& allocation_only_ops();
 
 // Where the trace goes: `output` with <pid> and <rank> replaced (a rank
 // suffix added in multi-rank runs when the template names neither), or

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/span_nesting.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -197,38 +198,92 @@ class EventFormatter {
   bool device_activity_;
 };
 
-// Inclusive allocation balance of every CPU op: the [memory] events of its
-// thread that fall inside it, summed.
-std::vector<std::int64_t> memory_deltas(const std::vector<OpRecord>& ops) {
+// Inclusive allocation balance of every CPU op: the [memory] events made
+// while it, or an op inside it, was the innermost op open on its thread.
+// Ops nest by the rule the summaries use (regiontrace/sdk/span_nesting.hpp).
+// libtorch 1.13 stamps in whole microseconds, so an op that ends and the
+// next that starts often share a stamp with the memory events between them;
+// there, a free goes to the op that ends (its temporaries go with it) and an
+// allocation to the op that starts (its output comes first), not both to
+// whichever window happens to contain the stamp.
+std::vector<std::int64_t> memory_deltas(const TraceData& data) {
+  const std::vector<OpRecord>& ops = data.ops;
   std::vector<std::int64_t> out(ops.size(), 0);
-  std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> by_thread;
-  for (const OpRecord& op : ops) {
-    if (op.kind == OpRecord::Kind::kMemory)
-      by_thread[op.thread].emplace_back(op.start_ns, op.bytes);
-  }
-  if (by_thread.empty()) return out;
-  std::map<std::uint64_t, std::vector<std::int64_t>> prefix;
-  for (auto& [tid, events] : by_thread) {
-    std::sort(events.begin(), events.end());
-    std::vector<std::int64_t>& p = prefix[tid];
-    p.push_back(0);
-    for (const auto& e : events) p.push_back(p.back() + e.second);
+  constexpr std::size_t kNoOp = static_cast<std::size_t>(-1);
+  struct Thread {
+    std::vector<nesting::Span> spans;
+    std::vector<std::size_t> op;                                // kNoOp: a region span
+    std::vector<std::pair<std::int64_t, std::int64_t>> memory;  // time, bytes
+  };
+  std::map<std::uint64_t, Thread> threads;
+  for (const RegionSpan& s : data.spans) {
+    Thread& t = threads[s.thread];
+    t.spans.push_back({s.start_ns, std::max(s.start_ns, s.end_ns), true});
+    t.op.push_back(kNoOp);
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const OpRecord& op = ops[i];
-    if (op.kind != OpRecord::Kind::kCpuOp) continue;
-    auto it = by_thread.find(op.thread);
-    if (it == by_thread.end()) continue;
-    const auto& events = it->second;
-    auto lo =
-        std::lower_bound(events.begin(), events.end(),
-                         std::make_pair(op.start_ns, std::numeric_limits<std::int64_t>::min()));
-    auto hi = std::upper_bound(
-        events.begin(), events.end(),
-        std::make_pair(op.start_ns + op.duration_ns, std::numeric_limits<std::int64_t>::max()));
-    const auto& p = prefix[op.thread];
-    out[i] = p[static_cast<std::size_t>(hi - events.begin())] -
-             p[static_cast<std::size_t>(lo - events.begin())];
+    Thread& t = threads[ops[i].thread];
+    if (ops[i].kind == OpRecord::Kind::kMemory) {
+      t.memory.emplace_back(ops[i].start_ns, ops[i].bytes);
+    } else if (ops[i].kind == OpRecord::Kind::kCpuOp) {
+      t.spans.push_back({ops[i].start_ns, ops[i].start_ns + ops[i].duration_ns, false});
+      t.op.push_back(i);
+    }
+  }
+  for (auto& [tid, t] : threads) {
+    if (t.memory.empty()) continue;
+    const nesting::Nested n = nesting::nest(t.spans);
+    const std::size_t count = t.spans.size();
+    std::vector<int> depth(count, -1);
+    auto depth_of = [&](std::size_t i) {
+      int d = 0;
+      for (std::size_t p = n.parent[i]; p != nesting::Nested::kNoParent; p = n.parent[p]) ++d;
+      return d;
+    };
+    // The sweep: at one time, frees, then closes (inner first), then opens
+    // (outer first), then allocations.
+    struct Point {
+      std::int64_t time;
+      int phase;          // 0 free, 1 close, 2 open, 3 allocation
+      int order;          // closes: -depth; opens: depth
+      std::size_t index;  // span, or memory event
+    };
+    std::vector<Point> points;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (n.clamped_end[i] <= n.clamped_start[i]) continue;  // holds no moment
+      depth[i] = depth_of(i);
+      points.push_back({n.clamped_start[i], 2, depth[i], i});
+      points.push_back({n.clamped_end[i], 1, -depth[i], i});
+    }
+    for (std::size_t m = 0; m < t.memory.size(); ++m) {
+      points.push_back({t.memory[m].first, t.memory[m].second < 0 ? 0 : 3, 0, m});
+    }
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) {
+      if (a.time != b.time) return a.time < b.time;
+      if (a.phase != b.phase) return a.phase < b.phase;
+      if (a.order != b.order) return a.order < b.order;
+      return a.index < b.index;
+    });
+    std::vector<std::int64_t> own(count, 0);
+    std::vector<std::size_t> open;
+    for (const Point& p : points) {
+      if (p.phase == 2) {
+        open.push_back(p.index);
+      } else if (p.phase == 1) {
+        open.erase(std::find(open.begin(), open.end(), p.index));
+      } else if (!open.empty()) {
+        own[open.back()] += t.memory[p.index].second;
+      }
+    }
+    // Inclusive: children into parents, deepest first.
+    std::vector<std::size_t> by_depth;
+    for (std::size_t i = 0; i < count; ++i) by_depth.push_back(i);
+    std::sort(by_depth.begin(), by_depth.end(),
+              [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    for (const std::size_t i : by_depth) {
+      if (n.parent[i] != nesting::Nested::kNoParent) own[n.parent[i]] += own[i];
+      if (t.op[i] != kNoOp) out[t.op[i]] = own[i];
+    }
   }
   return out;
 }
@@ -276,7 +331,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   const std::int64_t base = earliest(data);
   const EventFormatter fmt(data, base);
   const std::vector<std::int64_t> deltas =
-      data.profile_memory ? memory_deltas(data.ops) : std::vector<std::int64_t>();
+      data.profile_memory ? memory_deltas(data) : std::vector<std::int64_t>();
 
   std::string buf;
   buf.reserve(1 << 20);
@@ -291,26 +346,43 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   bool any = !meta.empty();
 
   const std::vector<Entry> entries = ordered_entries(data);
+  // Collection markers are never cut: they say where collection stopped,
+  // which a cut trace needs most. Their room is kept aside.
+  std::int64_t markers_left = static_cast<std::int64_t>(data.markers.size());
+  std::uint64_t marker_bytes = 0;
   std::string one;
+  for (const CollectionMarker& m : data.markers) {
+    one.assign(1, ',');
+    fmt.marker(one, m);
+    marker_bytes += one.size();
+  }
+  bool cut = false;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
+    if (cut && e.family != 1) continue;
     one.clear();
     if (any) one += ',';
     if (e.family == 0) {
       fmt.span(one, data.spans[e.index]);
     } else if (e.family == 1) {
       fmt.marker(one, data.markers[e.index]);
+      --markers_left;
+      marker_bytes -= std::min<std::uint64_t>(marker_bytes, one.size() + (any ? 0 : 1));
     } else {
       fmt.op(one, data.ops[e.index], deltas.empty() ? 0 : deltas[e.index]);
     }
-    const bool over_count = limits.max_events > 0 && stats.events_written >= limits.max_events;
-    const bool over_bytes =
-        limits.max_bytes > 0 && bytes + one.size() + kTailReserve > limits.max_bytes;
-    if (over_count || over_bytes) {
-      stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
-      stats.events_cut = static_cast<std::int64_t>(entries.size() - k);
-      stats.cut_at_ns = e.ts;
-      break;
+    if (e.family != 1) {
+      const bool over_count =
+          limits.max_events > 0 && stats.events_written + markers_left >= limits.max_events;
+      const bool over_bytes = limits.max_bytes > 0 &&
+                              bytes + one.size() + marker_bytes + kTailReserve > limits.max_bytes;
+      if (over_count || over_bytes) {
+        stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
+        stats.events_cut = static_cast<std::int64_t>(entries.size() - k) - markers_left;
+        stats.cut_at_ns = e.ts;
+        cut = true;
+        continue;
+      }
     }
     buf += one;
     bytes += one.size();
@@ -342,6 +414,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   }
   buf += ",\"record_shapes\":";
   buf += data.record_shapes ? "true" : "false";
+  if (data.shapes_for_flops) buf += ",\"record_shapes_because\":\"with_flops\"";
   buf += ",\"profile_memory\":";
   buf += data.profile_memory ? "true" : "false";
   buf += ",\"with_stack\":";

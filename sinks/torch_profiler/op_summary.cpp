@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/span_nesting.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -26,33 +27,36 @@ std::string shapes_text(const OpRecord& op) {
   return s + "]";
 }
 
-// Self time of every CPU op: its duration minus that of the ops directly
-// inside it on the same thread.
-std::vector<std::int64_t> self_times(const std::vector<OpRecord>& ops) {
+// Self time of every op (CPU op or device activity), by the nesting rule of
+// regiontrace/sdk/span_nesting.hpp over the spans of each thread as the
+// trace has them (region spans included): `regiontrace summary` on the
+// written trace computes the same numbers.
+std::vector<std::int64_t> self_times(const TraceData& data) {
+  const std::vector<OpRecord>& ops = data.ops;
   std::vector<std::int64_t> self(ops.size(), 0);
-  std::map<std::uint64_t, std::vector<std::size_t>> by_thread;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpRecord::Kind::kCpuOp) by_thread[ops[i].thread].push_back(i);
+  struct ThreadSpans {
+    std::vector<nesting::Span> spans;
+    std::vector<std::size_t> op_index;  // kNoOp for region spans
+  };
+  constexpr std::size_t kNoOp = static_cast<std::size_t>(-1);
+  std::map<std::uint64_t, ThreadSpans> by_thread;
+  // The trace file's order: region spans, then ops, each in recorded order
+  // (the writer's stable sort keeps it among equal keys).
+  for (const RegionSpan& s : data.spans) {
+    ThreadSpans& t = by_thread[s.thread];
+    t.spans.push_back({s.start_ns, std::max(s.start_ns, s.end_ns), true});
+    t.op_index.push_back(kNoOp);
   }
-  for (auto& [tid, idx] : by_thread) {
-    std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-      if (ops[a].start_ns != ops[b].start_ns) return ops[a].start_ns < ops[b].start_ns;
-      return ops[a].duration_ns > ops[b].duration_ns;
-    });
-    std::vector<std::int64_t> children(idx.size(), 0);
-    std::vector<std::size_t> stack;  // positions in idx
-    for (std::size_t k = 0; k < idx.size(); ++k) {
-      const OpRecord& op = ops[idx[k]];
-      while (!stack.empty()) {
-        const OpRecord& top = ops[idx[stack.back()]];
-        if (op.start_ns < top.start_ns + top.duration_ns) break;
-        stack.pop_back();
-      }
-      if (!stack.empty()) children[stack.back()] += op.duration_ns;
-      stack.push_back(k);
-    }
-    for (std::size_t k = 0; k < idx.size(); ++k) {
-      self[idx[k]] = std::max<std::int64_t>(0, ops[idx[k]].duration_ns - children[k]);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == OpRecord::Kind::kMemory) continue;
+    ThreadSpans& t = by_thread[ops[i].thread];
+    t.spans.push_back({ops[i].start_ns, ops[i].start_ns + ops[i].duration_ns, false});
+    t.op_index.push_back(i);
+  }
+  for (auto& [tid, t] : by_thread) {
+    const nesting::Nested n = nesting::nest(t.spans);
+    for (std::size_t k = 0; k < t.spans.size(); ++k) {
+      if (t.op_index[k] != kNoOp) self[t.op_index[k]] = n.self[k];
     }
   }
   return self;
@@ -145,7 +149,7 @@ std::string steps_text(const TraceData& data) {
 
 OpSummary summarize(const TraceData& data) {
   OpSummary s;
-  const std::vector<std::int64_t> self = self_times(data.ops);
+  const std::vector<std::int64_t> self = self_times(data);
   std::map<std::string, OpStats> ops;
   std::map<std::pair<std::string, std::string>, OpStats> shapes;
   std::map<std::string, OpStats> device;
@@ -156,7 +160,7 @@ OpSummary summarize(const TraceData& data) {
       OpStats& d = device[op.name];
       d.name = op.name;
       ++d.calls;
-      d.self_ns += op.duration_ns;
+      d.self_ns += self[i];
       d.total_ns += op.duration_ns;
       continue;
     }

@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -42,6 +43,22 @@ std::atomic<at::RecordFunctionCallback::EndCallback> g_real_end{nullptr};
 std::atomic<bool> g_limited{false};
 std::atomic<std::int64_t> g_budget{0};
 std::atomic<std::int64_t> g_refused{0};
+// When the budget ran out (CLOCK_MONOTONIC ns, the clock of region events):
+// the moment collection stopped, which the trace's markers show.
+std::atomic<std::int64_t> g_exhausted_at{0};
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void note_exhausted() {
+  std::int64_t none = 0;
+  if (g_exhausted_at.load(std::memory_order_relaxed) == 0) {
+    g_exhausted_at.compare_exchange_strong(none, monotonic_ns());
+  }
+}
 // Calls into the profiler that are under way. finish() closes the gate and
 // waits for these (a few microseconds at most: they never span application
 // code) before libtorch reads and frees the recorded events, which an op
@@ -100,7 +117,7 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   if (!call.entered()) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
       g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
-    g_refused.fetch_add(1, std::memory_order_relaxed);
+    if (g_refused.fetch_add(1, std::memory_order_relaxed) == 0) note_exhausted();
     return nullptr;
   }
   std::unique_ptr<at::ObserverContext> real = g_real_start.load(std::memory_order_relaxed)(fn);
@@ -116,20 +133,31 @@ void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
 }
 
 // --- states this sink created, to tell them from the application's --------
-std::mutex g_states_mutex;
-std::vector<std::weak_ptr<c10::DebugInfoBase>> g_states;
+// Never destroyed: this plugin's globals are constructed when it is loaded,
+// after the host registered its exit handler, so they would be destroyed
+// before that handler closes the sink while other threads may still attach.
+struct OurStates {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<c10::DebugInfoBase>> states;
+};
+OurStates& our_states() {
+  static OurStates* s = new OurStates();
+  return *s;
+}
 
 void remember_state(const std::shared_ptr<c10::DebugInfoBase>& s) {
-  std::lock_guard<std::mutex> lock(g_states_mutex);
-  g_states.erase(
-      std::remove_if(g_states.begin(), g_states.end(), [](const auto& w) { return w.expired(); }),
-      g_states.end());
-  g_states.push_back(s);
+  OurStates& o = our_states();
+  std::lock_guard<std::mutex> lock(o.mutex);
+  o.states.erase(
+      std::remove_if(o.states.begin(), o.states.end(), [](const auto& w) { return w.expired(); }),
+      o.states.end());
+  o.states.push_back(s);
 }
 
 bool is_ours(const c10::DebugInfoBase* p) {
-  std::lock_guard<std::mutex> lock(g_states_mutex);
-  for (const auto& w : g_states) {
+  OurStates& o = our_states();
+  std::lock_guard<std::mutex> lock(o.mutex);
+  for (const auto& w : o.states) {
     if (auto s = w.lock(); s.get() == p) return true;  // alive, so the address is not reused
   }
   return false;
@@ -296,6 +324,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   g_limited.store(op_budget > 0);
   g_budget.store(op_budget);
   g_refused.store(0);
+  g_exhausted_at.store(0);
   g_live.store(s.raw, std::memory_order_release);
 }
 
@@ -361,6 +390,15 @@ std::int64_t ProfilerSession::ops_refused() const {
   return g_refused.load();
 }
 
+void ProfilerSession::charge(std::int64_t events) {
+  if (!g_limited.load(std::memory_order_relaxed)) return;
+  if (g_budget.fetch_sub(events, std::memory_order_relaxed) - events <= 0) note_exhausted();
+}
+
+std::int64_t ProfilerSession::exhausted_at_ns() const {
+  return g_exhausted_at.load();
+}
+
 CollectedProfilePtr ProfilerSession::finish() {
   Impl& s = *impl_;
   {
@@ -372,11 +410,15 @@ CollectedProfilePtr ProfilerSession::finish() {
   g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
   while (g_in_flight.load() != 0) std::this_thread::yield();
   at::CallbackHandle gate = s.gate;
-  if (gate != 0 && g_gate.compare_exchange_strong(gate, 0)) at::removeCallback(s.gate);
+  const bool remove_gate = gate != 0 && g_gate.compare_exchange_strong(gate, 0);
   if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
   CollectedProfilePtr out(new CollectedProfile());
   try {
     on_own_thread([&] {
+      // Not on the calling thread: removeCallback looks in that thread's
+      // callback list first, which the main thread no longer has when this
+      // runs from the exit handler (issue 13: use after free).
+      if (remove_gate) at::removeCallback(s.gate);
       // libtorch stops the profiler of the calling thread: lend this one the
       // state and the callback, which disableProfiler takes back.
       c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
@@ -393,6 +435,33 @@ CollectedProfilePtr ProfilerSession::finish() {
   }
   s.state.reset();
   return out;
+}
+
+void ProfilerSession::prime(const ProfilerOptions& options) {
+  const ProfilerConfig config(ProfilerState::KINETO, options.record_shapes, options.profile_memory,
+                              options.with_stack, options.with_flops, /*with_modules=*/false);
+  std::set<ActivityType> activities;
+  if (options.cpu) activities.insert(ActivityType::CPU);
+  if (options.cuda) activities.insert(ActivityType::CUDA);
+  try {
+    on_own_thread([&] {
+      // The callback registry (libtorch builds it on first use).
+      const at::CallbackHandle h =
+          at::addGlobalCallback(at::RecordFunctionCallback([](const at::RecordFunction&) {
+                                  return std::unique_ptr<at::ObserverContext>();
+                                }).scopes({at::RecordScope::USER_SCOPE}));
+      at::removeCallback(h);
+      // Whatever starting, stopping and reading a profile builds.
+      prof::prepareProfiler(config, activities);
+      prof::enableProfiler(config, activities);
+      { RECORD_USER_SCOPE("regiontrace.prime"); }
+      const auto result = prof::disableProfiler();
+      (void)result->events();
+    });
+  } catch (const std::exception&) {
+    // A profiler of the application's is running: the sink will stand aside
+    // when it tries for real, and says so then.
+  }
 }
 
 std::string ProfilerSession::torch_version() {

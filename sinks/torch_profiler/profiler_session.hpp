@@ -70,10 +70,24 @@ class ProfilerSession {
   bool live() const;
   bool budget_exhausted() const;
   std::int64_t ops_refused() const;  // op calls not recorded because of the budget
+  // Counts `events` the sink records itself (region spans, markers) against
+  // the budget, so that what one window writes stays within max_events.
+  static void charge(std::int64_t events);
+  // When the budget ran out (CLOCK_MONOTONIC ns, the clock of region
+  // events); 0 while it has not.
+  std::int64_t exhausted_at_ns() const;
 
   // Stops recording on every thread and returns what was collected; on any
   // thread, once. Throws std::runtime_error when libtorch fails.
   CollectedProfilePtr finish();
+
+  // Runs a profiler once, on a thread of its own, and throws the result
+  // away: libtorch builds the function-local statics a session uses on first
+  // use, and one built after the host registered its exit handler is
+  // destroyed before that handler closes the sink. The sink calls this from
+  // its constructor; the host registers its handler again after building
+  // the sinks. Never throws.
+  static void prime(const ProfilerOptions& options);
 
   static std::string torch_version();
   static bool cuda_available();

@@ -16,6 +16,7 @@ namespace regiontrace::torch_profiler {
 
 struct TorchProfilerSettings {
   ProfilerOptions profiler;
+  bool shapes_for_flops = false;  // record_shapes was off and with_flops turned it on
   bool gzip = true;
   ScheduleSpec schedule;
   std::vector<long long> steps;  // the common `steps` filter

@@ -39,6 +39,9 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
   std::vector<std::string> notes;
   settings_ = TorchProfilerSettings::read(ctx, &notes);
   for (const std::string& n : notes) ctx_.warn(n);
+  if (settings_.shapes_for_flops) {
+    ctx_.info("with_flops: record_shapes is on too (libtorch computes FLOPs from input shapes)");
+  }
   if (settings_.profiler.cuda && !ProfilerSession::cuda_available()) {
     ctx_.warn(
         "activities: `cuda` asked for, but this libtorch has no CUDA or sees no GPU: "
@@ -48,6 +51,7 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
   if (!settings_.profiler.cpu && !settings_.profiler.cuda) {
     throw std::runtime_error("activities: nothing left to collect; add `cpu`");
   }
+  ProfilerSession::prime(settings_.profiler);
   schedule_ = StepSchedule(settings_.schedule, settings_.steps);
   step_ = ctx.current_step();
   has_step_ = step_ != kNoStep;
@@ -112,6 +116,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
       RegionSpan s = span_of(r, ts.os_tid, e.time_ns);
       s.unwinding = e.unwinding;
       ts.records_for(r.window).spans.push_back(std::move(s));
+      ProfilerSession::charge(1);  // a trace event, like an op
     }
     if (ts.frames.empty()) {
       // The last selected region of this thread: it stops collecting.
@@ -119,6 +124,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
       ts.window = nullptr;
       if (ProfilerSession::detach_current_thread() && attached != nullptr) {
         ts.records_for(attached).markers.push_back({false, ts.os_tid, e.time_ns, "region"});
+        ProfilerSession::charge(1);
       }
     }
   }
@@ -217,6 +223,7 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
   }
   if (r == AttachResult::kAttached) {
     ts.records_for(&w).markers.push_back({true, ts.os_tid, time_ns, reason});
+    ProfilerSession::charge(1);
   }
   ts.window = &w;
   // Regions already open (the gate opened inside them) collect from now on.
@@ -275,6 +282,13 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     ctx_.error(failure + "; the trace of this window is lost");
     return;
   }
+  const std::int64_t cut = w->session().exhausted_at_ns();
+  if (cut != 0) {
+    // Reached between two boundaries: collection stopped for good then.
+    stopped_ = true;
+    collecting_.store(false);
+    place_cap_markers(cut, &markers);
+  }
   if (!write) return;
 
   auto req = std::make_shared<ExportRequest>();
@@ -289,6 +303,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     d.region_names = region_names_;
   }
   d.record_shapes = settings_.profiler.record_shapes;
+  d.shapes_for_flops = settings_.shapes_for_flops;
   d.profile_memory = settings_.profiler.profile_memory;
   d.with_stack = settings_.profiler.with_stack;
   d.with_flops = settings_.profiler.with_flops;
@@ -297,7 +312,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   d.last_step = rec.last_step;
   d.torch_version = ProfilerSession::torch_version();
   d.ops_refused = ops_refused_;
-  if (std::string_view(reason) == "size_cap")
+  if (cut != 0 || std::string_view(reason) == "size_cap")
     d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
   for (RegionSpan& s : spans) {
     s.start_ns = w->to_epoch(s.start_ns);
@@ -341,21 +356,50 @@ void TorchProfilerSink::stop_if_capped() {
             " op calls after the limit were not recorded; the trace is written whole up to there");
 }
 
+void TorchProfilerSink::place_cap_markers(std::int64_t cut_ns,
+                                          std::vector<CollectionMarker>* markers) {
+  // The size cap stopped every thread's collection at cut_ns, mid-region
+  // most likely; the sink learns of it at the next region or step boundary.
+  // Markers say what happened when it happened: a thread collecting then
+  // gets its disable marker at cut_ns; switching on or off after it did
+  // nothing and is not shown.
+  std::map<std::uint64_t, bool> on_at_cut;  // thread -> collecting at cut_ns
+  std::stable_sort(
+      markers->begin(), markers->end(),
+      [](const CollectionMarker& a, const CollectionMarker& b) { return a.time_ns < b.time_ns; });
+  std::vector<CollectionMarker> kept;
+  for (const CollectionMarker& m : *markers) {
+    if (m.time_ns <= cut_ns) {
+      on_at_cut[m.thread] = m.enable;
+      kept.push_back(m);
+    }
+  }
+  for (const auto& [thread, on] : on_at_cut) {
+    if (on) kept.push_back({false, thread, cut_ns, "size_cap"});
+  }
+  *markers = std::move(kept);
+}
+
 std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& rec) {
   // Unique within the process (several windows, or init() after shutdown()).
-  static std::mutex mutex;
-  static std::set<std::string> taken;
+  // Never destroyed: the first use may come after the host registered its
+  // exit handler, which then calls this to write the last window.
+  struct Taken {
+    std::mutex mutex;
+    std::set<std::string> bases;
+  };
+  static Taken* taken = new Taken();
   std::string stem = "torch_trace";
   if (rec.has_steps) stem += "_step" + std::to_string(rec.first_step);
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(taken->mutex);
   for (int n = 0;; ++n) {
     const std::string base = ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "");
     std::error_code ec;
-    if (taken.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
+    if (taken->bases.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
         std::filesystem::exists(base + ".json.gz", ec)) {
       continue;
     }
-    taken.insert(base);
+    taken->bases.insert(base);
     return base;
   }
 }

@@ -57,6 +57,7 @@ class TorchProfilerSink : public Sink {
   void attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns, const char* reason);
   void finish_window_locked(const char* reason);  // reason: a literal, for the markers
   void stop_if_capped();
+  static void place_cap_markers(std::int64_t cut_ns, std::vector<CollectionMarker>* markers);
   std::string next_path_base(const CollectionWindow::Records& records);
 
   SinkContext ctx_;

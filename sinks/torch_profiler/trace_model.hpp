@@ -86,6 +86,7 @@ struct TraceData {
   std::vector<CollectionMarker> markers;
   std::vector<ThreadInfo> threads;
   bool record_shapes = false;
+  bool shapes_for_flops = false;  // record_shapes is on because with_flops needs it
   bool profile_memory = false;
   bool with_stack = false;
   bool with_flops = false;

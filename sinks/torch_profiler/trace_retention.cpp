@@ -9,10 +9,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Never destroyed: traces are written (and old ones removed) from the host's
+// exit handler, which may run after later-constructed statics are gone.
 const std::regex& trace_pattern() {
-  static const std::regex re(
+  static const std::regex* re = new std::regex(
       R"(^(torch_trace(_step-?[0-9]+)?(_[0-9]+)?_rank([0-9]+)_pid[0-9]+)\.json(\.gz)?$)");
-  return re;
+  return *re;
 }
 
 }  // namespace

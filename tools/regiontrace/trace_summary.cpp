@@ -1,12 +1,14 @@
 #include "trace_summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "dom_json_writer.hpp"
+#include "regiontrace/sdk/span_nesting.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -16,13 +18,20 @@ using simdjson::dom::object;
 
 enum class Group : std::uint8_t { kRegion, kOp, kGpu };
 
+// Times in integer nanoseconds: the sink writes microseconds with three
+// decimals from integer nanoseconds, so this reads them back exactly and
+// sums them as the sink's own summary does.
 struct Span {
-  double ts = 0;
-  double dur = 0;
-  std::uint32_t name = 0;   // index into SpanCollector::names_
-  std::uint32_t order = 0;  // file order, to break ties
-  double child_us = 0;
+  std::int64_t ts_ns = 0;
+  std::int64_t dur_ns = 0;
+  std::uint32_t name = 0;  // index into SpanCollector::name_info_
+  bool region = false;
+  std::int64_t self_ns = 0;
 };
+
+std::int64_t to_ns(double us) {
+  return std::llround(us * 1000.0);
+}
 
 constexpr std::string_view kRegionMarker = ".region::";
 
@@ -111,7 +120,8 @@ class SpanCollector {
     key.insert(0, 1, static_cast<char>('0' + static_cast<int>(group)));
     auto [it, added] = name_index_.emplace(key, static_cast<std::uint32_t>(name_info_.size()));
     if (added) name_info_.push_back({key.substr(1), std::string(category), group});
-    threads_[thread].push_back({ts, dur, it->second, static_cast<std::uint32_t>(summary_.spans++)});
+    ++summary_.spans;
+    threads_[thread].push_back({to_ns(ts), to_ns(dur), it->second, group == Group::kRegion, 0});
   }
 
   static Group group_of(std::string_view name, std::string_view category) {
@@ -120,31 +130,19 @@ class SpanCollector {
     return Group::kOp;
   }
 
-  // Attributes each span's time to its innermost enclosing span on the thread.
+  // The nesting rule and self time the torch_profiler sink's summary uses.
   static void nest(std::vector<Span>& spans) {
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-      if (a.ts != b.ts) return a.ts < b.ts;
-      if (a.dur != b.dur) return a.dur > b.dur;
-      return a.order < b.order;
-    });
-    std::vector<std::size_t> stack;
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-      const Span& s = spans[i];
-      while (!stack.empty()) {
-        const Span& top = spans[stack.back()];
-        if (top.ts + top.dur > s.ts) break;
-        stack.pop_back();
-      }
-      if (!stack.empty()) {
-        Span& parent = spans[stack.back()];
-        parent.child_us += std::min(s.ts + s.dur, parent.ts + parent.dur) - s.ts;
-      }
-      stack.push_back(i);
-    }
+    std::vector<nesting::Span> in;
+    in.reserve(spans.size());
+    for (const Span& s : spans) in.push_back({s.ts_ns, s.ts_ns + s.dur_ns, s.region});
+    const nesting::Nested n = nesting::nest(in);
+    for (std::size_t i = 0; i < spans.size(); ++i) spans[i].self_ns = n.self[i];
   }
 
   void aggregate() {
     std::vector<SpanTotals> totals(name_info_.size());
+    std::vector<std::int64_t> total_ns(name_info_.size(), 0);
+    std::vector<std::int64_t> self_ns(name_info_.size(), 0);
     for (std::size_t i = 0; i < name_info_.size(); ++i) {
       totals[i].name = name_info_[i].name;
       totals[i].category = name_info_[i].category;
@@ -154,11 +152,15 @@ class SpanCollector {
       for (const Span& s : spans) {
         SpanTotals& t = totals[s.name];
         ++t.calls;
-        t.total_us += s.dur;
-        t.self_us += std::max(0.0, s.dur - s.child_us);
-        t.min_us = std::min(t.min_us, s.dur);
-        t.max_us = std::max(t.max_us, s.dur);
+        total_ns[s.name] += s.dur_ns;
+        self_ns[s.name] += s.self_ns;
+        t.min_us = std::min(t.min_us, s.dur_ns / 1e3);
+        t.max_us = std::max(t.max_us, s.dur_ns / 1e3);
       }
+    }
+    for (std::size_t i = 0; i < totals.size(); ++i) {
+      totals[i].total_us = total_ns[i] / 1e3;
+      totals[i].self_us = self_ns[i] / 1e3;
     }
     for (std::size_t i = 0; i < totals.size(); ++i) {
       switch (name_info_[i].group) {

@@ -2,8 +2,9 @@
 // time per region span and per op name.
 //
 // - Spans are complete events (ph X with ts and dur) and matched B/E pairs on
-//   one thread. Self time is a span's duration minus the time of the spans
-//   directly nested in it on the same thread (pid, tid).
+//   one thread. Spans nest and self time is computed by the rule of
+//   regiontrace/sdk/span_nesting.hpp (the torch_profiler sink's summary uses
+//   the same), per thread (pid, tid).
 // - Region spans are those named `<prefix>.region::<name>` (what the
 //   torch_profiler sink emits); they are reported by <name>.
 // - GPU work (category "kernel" or "gpu_*") is reported apart from CPU ops,

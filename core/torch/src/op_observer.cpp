@@ -8,6 +8,7 @@
 
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "ivalue_flatten.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
@@ -53,7 +54,11 @@ void switch_op_observer(bool on) {
                                          .needsOutputs(true)
                                          .scopes({at::RecordScope::FUNCTION}));
   } else {
-    at::removeCallback(g_handle);
+    // On a thread of its own: removeCallback looks in the calling thread's
+    // callback list first, and the main thread no longer has one when the
+    // exit handler switches the observer off (its thread_locals are gone).
+    const at::CallbackHandle handle = g_handle;
+    std::thread([handle] { at::removeCallback(handle); }).join();
     g_handle = 0;
   }
   g_installed = on;

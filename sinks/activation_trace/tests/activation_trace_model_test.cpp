@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "regiontrace/tensor_stats.hpp"
@@ -273,6 +274,39 @@ TEST_F(ActivationTraceModel, OpLevelRecordsEveryMatchingAtenOp) {
   EXPECT_FALSE(fc1_records.back().contains("op"));
   EXPECT_EQ(fc1_records.back()["tensor"], "out");
   EXPECT_EQ(fc1_records[fc1_records.size() - 2]["sum"], fc1_records.back()["sum"]);
+}
+
+// An op that only allocates hands out uninitialised memory: its "activation"
+// differs run to run and would make `regiontrace diff` report divergences
+// that are not there. Skipped by default; `skip_ops: []` records them.
+TEST_F(ActivationTraceModel, AllocationOnlyOpsAreSkippedByDefault) {
+  torch::NoGradGuard no_grad;
+  const at::Tensor x = torch::randn({4, 4});
+  for (const bool by_default : {true, false}) {
+    TempDir dir;
+    std::map<std::string, std::string> keys = {{"ops", "true"}, {"stats", "shape"}};
+    if (!by_default) keys["skip_ops"] = "";  // an empty list
+    init(trace_options(dir, keys));
+    {
+      RT_REGION("allocations");
+      at::Tensor e = at::empty({4, 4});
+      at::Tensor l = at::empty_like(x);
+      at::Tensor s = at::empty_strided({4, 4}, {4, 1});
+      at::Tensor n = x.new_empty({2});
+      e.resize_({8, 8});
+      at::add(x, x);
+    }
+    shutdown();
+    std::set<std::string> ops;
+    for (const auto& r : read_trace(dir.file("trace.jsonl")).records) {
+      if (r.contains("op")) ops.insert(r["op"].get<std::string>());
+    }
+    EXPECT_EQ(ops.count("aten::add"), 1u);
+    for (const char* op : {"aten::empty", "aten::empty_like", "aten::empty_strided",
+                           "aten::new_empty", "aten::resize_"}) {
+      EXPECT_EQ(ops.count(op), by_default ? 0u : 1u) << op << (by_default ? " by default" : "");
+    }
+  }
 }
 
 TEST_F(ActivationTraceModel, StatisticsWorkIsNotSeenByTheOpObserver) {

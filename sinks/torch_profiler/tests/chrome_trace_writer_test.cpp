@@ -156,6 +156,64 @@ TEST(ChromeTraceWriter, MaxEventsKeepsTheEarliestAndSaysWhatWasCut) {
   EXPECT_EQ(find(t, "aten::mm"), nullptr);  // the latest ones went
 }
 
+// The markers say where collection stopped, which a cut trace needs most:
+// the disable marker (the latest event here) stays, the op goes.
+TEST(ChromeTraceWriter, CollectionMarkersAreNeverCut) {
+  TempDir dir;
+  TraceWriteStats stats;
+  const json t = write(sample(), {3, 0}, dir, &stats);
+  EXPECT_EQ(stats.events_written, 3);
+  EXPECT_EQ(stats.events_cut, 2);  // mm and the allocation
+  const json* off = find(t, "fastvideo.profiler.disable_collection");
+  ASSERT_NE(off, nullptr);
+  EXPECT_EQ((*off)["ts"], 4000);  // 5 ms after the base, 1 ms before the first event
+  EXPECT_NE(find(t, "fastvideo.profiler.enable_collection"), nullptr);
+  EXPECT_NE(find(t, "fastvideo.region::denoise"), nullptr);
+  EXPECT_EQ(find(t, "aten::mm"), nullptr);
+}
+
+// Memory events go to the op open on the thread when they happened. Where
+// one op ends and the next starts in the same microsecond, the free belongs
+// to the one that ends and the allocation to the one that starts; a child's
+// events count in its parent.
+TEST(ChromeTraceWriter, MemoryDeltaFollowsTheOpOpenAtTheEvent) {
+  TempDir dir;
+  TraceData d;
+  d.profile_memory = true;
+  auto op = [&](const char* name, std::int64_t start_us, std::int64_t dur_us) {
+    OpRecord r;
+    r.name = name;
+    r.thread = 1;
+    r.start_ns = kBase + start_us * 1000;
+    r.duration_ns = dur_us * 1000;
+    d.ops.push_back(r);
+  };
+  auto memory = [&](std::int64_t at_us, std::int64_t bytes) {
+    OpRecord r;
+    r.kind = OpRecord::Kind::kMemory;
+    r.name = "[memory]";
+    r.thread = 1;
+    r.start_ns = kBase + at_us * 1000;
+    r.bytes = bytes;
+    d.ops.push_back(r);
+  };
+  op("aten::first", 10, 10);   // [10, 20]
+  op("aten::second", 20, 10);  // [20, 30], calls inner
+  op("aten::inner", 21, 10);   // [21, 31]: stamped 1 us past its caller
+  memory(10, 100);             // first's output
+  memory(20, -8);              // first's temporary, freed as it ends
+  memory(20, 64);              // second's output
+  memory(25, 2048);            // inner's
+  const json t = write(d, {}, dir);
+  auto delta = [&](const char* name) {
+    const json* e = find(t, name);
+    return e == nullptr ? -1 : (*e)["args"]["Memory Delta (bytes)"].get<long long>();
+  };
+  EXPECT_EQ(delta("aten::first"), 92);
+  EXPECT_EQ(delta("aten::second"), 64 + 2048);
+  EXPECT_EQ(delta("aten::inner"), 2048);
+}
+
 TEST(ChromeTraceWriter, MaxBytesBoundsTheFile) {
   TempDir dir;
   TraceData d = sample();

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+
+#include "chrome_trace_writer.hpp"
+#include "output_file.hpp"
+#include "test_support.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -116,6 +122,58 @@ TEST(OpSummary, LongTablesAreShortenedInTextOnly) {
   const std::string text = summary_text(s, d, "t", 3);
   EXPECT_NE(text.find("7 more rows"), std::string::npos);
   EXPECT_EQ(json::parse(summary_json(s, d, "t"))["ops"].size(), 10u);
+}
+
+// What libtorch 1.13's whole-microsecond stamps do to nesting: a child that
+// ends 1 us after its parent, and an op whose recorded start lies 0.09 us
+// before the region it ran in. The sink's .summary.json and `regiontrace
+// summary` on the trace the sink wrote must give every op the same self time.
+TEST(OpSummary, SinkSummaryAndCliSummaryAgreeOnTheSameTrace) {
+  const std::string cli = regiontrace::test::binary_dir() + "/bin/regiontrace";
+  if (!std::filesystem::exists(cli)) GTEST_SKIP() << "the regiontrace CLI is not built";
+  TraceData d;
+  d.region_names = {"", "training_step"};
+  RegionSpan region;
+  region.region = 1;
+  region.thread = 1;
+  region.start_ns = 1000090;  // randn below is stamped 0.09 us before this
+  region.end_ns = 1200000;
+  d.spans.push_back(region);
+  d.ops = {op("aten::randn", 1, 1000, 20), op("aten::normal_", 1, 1002, 10),
+           // linear [1030, 1130]; mm stamped to end 1 us after linear does.
+           op("aten::linear", 1, 1030, 100), op("aten::mm", 1, 1040, 91),
+           op("aten::empty", 1, 1050, 5), op("aten::add", 1, 1140, 10),
+           op("aten::mm", 2, 1040, 30)};
+  regiontrace::test::TempDir dir;
+  const std::string path = dir.file("trace.json");
+  {
+    OutputFile out(path, false);
+    write_chrome_trace(d, TraceLimits{}, out);
+    out.commit();
+  }
+  const json sink = json::parse(summary_json(summarize(d), d, "trace.json"));
+  const auto r = regiontrace::test::run_command(cli + " summary --json --top 0 " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json tool = json::parse(r.output);
+  std::map<std::string, json> by_name;
+  for (const json& row : tool.at("ops")) by_name[row.at("name").get<std::string>()] = row;
+  ASSERT_EQ(by_name.size(), sink.at("ops").size()) << r.output;
+  for (const json& row : sink.at("ops")) {
+    const std::string name = row.at("name").get<std::string>();
+    ASSERT_EQ(by_name.count(name), 1u) << name;
+    EXPECT_EQ(by_name[name].at("calls"), row.at("calls")) << name;
+    EXPECT_EQ(by_name[name].at("self_us"), row.at("self_us")) << name << ": " << r.output;
+    EXPECT_EQ(by_name[name].at("total_us"), row.at("total_us")) << name;
+  }
+  // The rule itself: mm is clamped into linear (90 us, not 91, of linear's
+  // 100 are its children's), randn nests in the region, not the region in it.
+  const OpSummary s = summarize(d);
+  EXPECT_EQ(row(s.by_op, "aten::linear")->self_ns, 10000);
+  EXPECT_EQ(row(s.by_op, "aten::mm")->self_ns, (90 - 5 + 30) * 1000);
+  EXPECT_EQ(row(s.by_op, "aten::randn")->self_ns, 10000 - 90);
+  ASSERT_EQ(tool.at("regions").size(), 1u);
+  // 199.91 us, less randn (19.91 once clamped), linear and add.
+  EXPECT_DOUBLE_EQ(tool["regions"][0].at("self_us").get<double>(), 70.0);
 }
 
 }  // namespace

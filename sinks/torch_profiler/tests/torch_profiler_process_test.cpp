@@ -113,5 +113,50 @@ TEST(TorchProfilerProcess, TwoRanksWriteSideBySide) {
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
 }
 
+// init(), shutdown(), init(), then a normal exit with the second run's trace
+// still to write: the exit handler closes the sink, and everything it uses
+// (the taken trace names, libtorch's callback registry) must still exist.
+// MALLOC_PERTURB_ makes a use of freed memory fail in every run.
+TEST(TorchProfilerProcess, InitShutdownInitThenExitWritesBothTraces) {
+  CleanEnv env;
+  for (int run = 0; run < 3; ++run) {
+    TempDir dir;
+    const auto r = run_command(
+        "MALLOC_PERTURB_=165 REGIONTRACE_SINKS=torch_profiler,memory_snapshot "
+        "REGIONTRACE_REGIONS=profiler_region_training_step "
+        "REGIONTRACE_OUTPUT_DIR=" +
+        dir.path() + " " + workload_program() + " reinit 3");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("corrupted"), std::string::npos) << r.output;
+    const std::vector<std::string> files = trace_files(dir.path());
+    ASSERT_EQ(files.size(), 2u) << r.output;
+    std::multiset<long long> steps;
+    for (const std::string& f : files) {
+      for (const json& s : region_spans(load_trace(f)))
+        steps.insert(s["args"]["step"].get<long long>());
+    }
+    EXPECT_EQ(steps, (std::multiset<long long>{0, 1, 2})) << r.output;
+  }
+}
+
+// Threads racing through the lazy start find the sinks started by the
+// winner: only an explicit init() is told "keeping the running ones".
+TEST(TorchProfilerProcess, RacingLazyStartsLogNothingButAnExplicitInitDoes) {
+  CleanEnv env;
+  for (const std::string then : {"", " init", "", ""}) {
+    TempDir dir;
+    const auto r = run_command(
+        "REGIONTRACE_LOG_LEVEL=info REGIONTRACE_SINKS=torch_profiler "
+        "REGIONTRACE_REGIONS=profiler_region_training_step REGIONTRACE_OUTPUT_DIR=" +
+        dir.path() + " " + workload_program() + " race 16" + then);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const bool said = r.output.find("keeping the running ones") != std::string::npos;
+    EXPECT_EQ(said, !then.empty()) << r.output;
+    const std::vector<std::string> files = trace_files(dir.path());
+    ASSERT_EQ(files.size(), 1u) << r.output;
+    EXPECT_EQ(region_spans(load_trace(files[0])).size(), 16u);
+  }
+}
+
 }  // namespace
 }  // namespace regiontrace::torch_profiler::test

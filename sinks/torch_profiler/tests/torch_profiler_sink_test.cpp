@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -182,6 +183,31 @@ TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {
   }
 }
 
+// libtorch computes FLOPs from saved inputs, which it keeps only with
+// record_shapes: with_flops alone turns shapes on, and the trace says why.
+TEST_F(TorchProfilerSink, WithFlopsAloneRecordsFlops) {
+  init(sink_options(dir_, {{"with_flops", "true"}}));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  const std::vector<json> mm = cpu_ops(t, "aten::mm");
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_EQ(mm[0]["args"].value("flops", 0), 2 * 16 * 16 * 16) << mm[0].dump();
+  EXPECT_EQ(t["regiontrace"]["record_shapes"], true);
+  EXPECT_EQ(t["regiontrace"]["record_shapes_because"], "with_flops");
+  const std::vector<std::string> files = trace_files(dir_.path());
+  const std::string base = files[0].substr(0, files[0].find(".json"));
+  const json summary = json::parse(read_file(base + ".summary.json"));
+  std::uint64_t flops = 0;
+  for (const json& op : summary["ops"]) {
+    if (op["name"] == "aten::mm") flops = op["flops"].get<std::uint64_t>();
+  }
+  EXPECT_EQ(flops, 2u * 16 * 16 * 16);
+}
+
 TEST_F(TorchProfilerSink, ProfileMemoryRecordsAllocationsAndDeltas) {
   for (const bool on : {false, true}) {
     TempDir dir;
@@ -326,6 +352,34 @@ TEST_F(TorchProfilerSink, MaxEventsStopsCollectionForGoodAndKeepsTheTraceWhole) 
   EXPECT_LT(region_spans(t).size(), 40u);
   EXPECT_NE(log.find("max_events=40 reached: collection stopped for good"), std::string::npos)
       << log;
+}
+
+// A cap reached in the middle of a region stops collection there: the trace
+// shows a size_cap disable marker at that moment (not at the region's end,
+// when the sink next gets control), and the marker is not among what the
+// cap cut.
+TEST_F(TorchProfilerSink, SizeCapMarkerSitsWhereCollectionStopped) {
+  init(sink_options(dir_, {{"max_events", "40"}}));
+  {
+    RT_REGION("tp_selected");
+    for (int i = 0; i < 100; ++i) at::mm(a_, a_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_LE(event_count(t), 40u);
+  const std::vector<json> off = markers(t, false);
+  ASSERT_EQ(off.size(), 1u) << t.dump();
+  EXPECT_EQ(off[0]["args"]["reason"], "size_cap");
+  const std::vector<json> spans = region_spans(t);
+  ASSERT_EQ(spans.size(), 1u);
+  // After the last op that was recorded started (an op running when the
+  // budget ran out still ends later: its children were refused).
+  double last_op_start = 0;
+  for (const json& op : cpu_ops(t)) last_op_start = std::max(last_op_start, ts(op));
+  EXPECT_GE(ts(off[0]) + 1.0, last_op_start);  // 1 us stamps
+  EXPECT_LT(ts(off[0]), end(spans[0]) - 40000) << "at the cut, not at the region's end";
+  EXPECT_EQ(t["regiontrace"]["cut"]["reason"], "max_events");
 }
 
 TEST_F(TorchProfilerSink, MaxTraceMbCapsTheFileSize) {

@@ -101,8 +101,10 @@ class SinkContext {
   }
   const std::string& scalar(const std::string& key) const {
     const std::vector<std::string>& v = items(key);
-    static const std::string empty;
-    return v.empty() ? empty : v.front();
+    // Never destroyed: a sink may read its settings from close() in the
+    // host's exit handler, after later-constructed statics are gone.
+    static const std::string* const empty = new std::string();
+    return v.empty() ? *empty : v.front();
   }
 
   std::string sink_name_;

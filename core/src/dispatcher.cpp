@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <exception>
+#include <set>
 #include <string>
 
 #include "logger.hpp"
@@ -161,7 +162,24 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
   }
 }
 
+void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
+  std::set<std::string> reported;
+  for (const SinkSlot* slot : table.slots()) {
+    for (const std::string& name : slot->regions.awaited()) {
+      const auto id = registry_->find(name);
+      if (id && registry_->entry(*id).entered_generation.load() == table.generation()) continue;
+      if (!reported.insert(name).second) continue;
+      log(LogLevel::kWarn, "region `" + name + "` was selected (" + slot->regions.origin() +
+                               ") but never entered: no region of that name ran while the "
+                               "sinks were on");
+    }
+  }
+}
+
 void Dispatcher::stop() {
+  if (const RoutingTable* t = table_.load(std::memory_order_acquire)) {
+    report_awaited_never_entered(*t);
+  }
   std::vector<std::unique_ptr<SinkSlot>> stopping;
   {
     RegionRegistry& registry = RegionRegistry::instance();
@@ -232,17 +250,26 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
   const std::uint64_t outer = stack.empty() || stack.top().generation != table.generation()
                                   ? table.unfiltered_mask
                                   : stack.top().inside;
-  const std::uint64_t delivered =
-      selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
   Frame& f = stack.push();
   f.id = id;
   f.generation = table.generation();
   f.token = token;
   f.inside = outer | selected;
-  f.delivered = delivered;
-  if (__builtin_expect(delivered == 0, 1)) return token;
+  f.delivered = 0;
+  if (__builtin_expect(selected == 0, 1)) return token;
+  return push_selected(stack, table, f, selected);
+}
+
+std::uint64_t Dispatcher::push_selected(ThreadStack& stack, const RoutingTable& table, Frame& f,
+                                        std::uint64_t selected) {
+  const RegionEntry& entry = registry_->entry(f.id);
+  if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
+    entry.entered_generation.store(table.generation(), std::memory_order_relaxed);
+  }
+  f.delivered = selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
+  if (f.delivered == 0) return f.token;
   deliver_begin(stack, table, f);
-  return token | ThreadStack::kDeliveredBit;
+  return f.token | ThreadStack::kDeliveredBit;
 }
 
 void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, const Frame& f) {

@@ -148,7 +148,49 @@ void write_effective_config(const EffectiveConfig& cfg,
   }
 }
 
+OnError policy_of(const Error& e) {
+  const auto* config = dynamic_cast<const ConfigurationError*>(&e);
+  return config != nullptr ? config->on_error() : OnError::kExit;
+}
+
+// Printed whatever the log level: the process is about to exit, or runs on
+// without the sinks it was asked for.
+void report_failed_implicit_start(const std::string& message, OnError policy) {
+  const std::string consequence =
+      policy == OnError::kExit
+          ? "exiting with status 2 (on_error: exit; set `on_error: continue` or "
+            "REGIONTRACE_ON_ERROR=continue to run on with sinks off)"
+          : "running on with every sink off (on_error: continue)";
+  log_unconditionally(LogLevel::kError, message +
+                                            "\nregiontrace started at the first region and "
+                                            "could not: " +
+                                            consequence);
+}
+
 }  // namespace
+
+void start_implicitly() {
+  std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+  // Another thread may have started (or failed to) while this one waited.
+  if (g_state.load() != kStateUninitialized || g_starting) return;
+  OnError policy = OnError::kExit;
+  std::string message;
+  try {
+    start(Options{});
+    return;
+  } catch (const Error& e) {
+    policy = policy_of(e);
+    message = e.what();
+  } catch (const std::exception& e) {
+    message = std::string("regiontrace failed to start: ") + e.what();
+  } catch (...) {
+    message = "regiontrace failed to start: an exception that is not a std::exception";
+  }
+  g_tensors_wanted.store(false);
+  g_state.store(kStateOff);
+  report_failed_implicit_start(message, policy);
+  if (policy == OnError::kExit) std::exit(2);
+}
 
 void start(const Options& options) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
@@ -220,7 +262,7 @@ void start(const Options& options) {
     }
     std::string msg = "configuration error:";
     for (const std::string& e : errors) msg += "\n  - " + e;
-    throw Error(msg);
+    throw ConfigurationError(msg, cfg.on_error);
   }
   if (slots.empty()) {
     g_state.store(kStateOff);

@@ -6,7 +6,12 @@
 
 namespace regiontrace::detail {
 
+// Throws regiontrace::Error (explicit init()).
 void start(const Options& options);
+// The start made by the first region, step, mark or snapshot: never throws
+// into the application. A configuration error is printed once, then the
+// `on_error` policy applies (exit with status 2, or continue with sinks off).
+void start_implicitly();
 void stop();
 
 }  // namespace regiontrace::detail

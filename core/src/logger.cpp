@@ -68,6 +68,10 @@ void log(LogLevel level, std::string_view message) {
   write_line(level, {}, message);
 }
 
+void log_unconditionally(LogLevel level, std::string_view message) {
+  write_line(level, {}, message);
+}
+
 void log_once(LogLevel level, const std::string& key, std::string_view message) {
   static std::mutex mutex;
   static std::set<std::string>* seen = new std::set<std::string>();  // outlives exit handlers

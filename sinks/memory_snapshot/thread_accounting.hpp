@@ -77,6 +77,7 @@ struct ClosedRegion {
   std::int64_t step = kNoStep;
   std::int64_t start_ns = 0;
   bool stood_aside = false;  // another profiler held the reporting slot
+  bool unmeasured = false;   // ... from entry to exit: no figures of its own
   DeviceFigureList devices;
   std::int64_t exclusive_net = 0;  // exit - entry over all devices, minus nested regions'
 };
@@ -127,6 +128,7 @@ class ThreadAccounting {
     std::int64_t step;
     std::int64_t start_ns;
     bool stood_aside;
+    bool aside_at_open;
     std::uint32_t devices;
     std::int64_t children_net;
     std::int64_t entry[kMaxDevices];

@@ -63,6 +63,58 @@ TEST(MemoryWithProfiler, AProfilerStatePushedInsideNestedRegions) {
   EXPECT_EQ(out.summary.at("records").at("stood_aside"), 3);
 }
 
+// A region measured only while a profiler held the slot has no figures of
+// its own: the summary's table and JSON say why instead of showing zeros.
+TEST(MemoryWithProfiler, WhereItStoodAsideTheSummarySaysWhyInsteadOfZeros) {
+  CleanEnv env;
+  TempDir dir;
+  Options o = memory_options(dir.path());
+  o.set("log_level", "info");  // the summary table is an info line
+  SinkRun run(o);
+  {
+    RT_REGION("outer");
+    push_profiler_state();
+    {
+      RT_REGION("profiled_only");
+      allocate_and_free(2 * kMiB);
+    }
+    pop_profiler_state();
+    {
+      RT_REGION("measured");
+      allocate_and_free(kMiB);
+    }
+  }
+  testing::internal::CaptureStderr();
+  run.stop();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const MemoryOutputs out = read_outputs(dir.path());
+  const std::string why = "stood aside: the torch profiler (Kineto) held libtorch's";
+
+  const json* aside = out.region_summary("outer/profiled_only");
+  ASSERT_NE(aside, nullptr);
+  EXPECT_EQ(aside->at("stood_aside_calls"), 1);
+  EXPECT_EQ(aside->at("stood_aside").get<std::string>().rfind(why, 0), 0u) << aside->dump();
+  EXPECT_TRUE(aside->at("devices").empty()) << "no zeros for what was not measured";
+  const json* measured = out.region_summary("outer/measured");
+  ASSERT_NE(measured, nullptr);
+  EXPECT_TRUE(measured->at("stood_aside").is_null());
+  EXPECT_GE(measured->at("devices").at("cpu").at("highest_peak_bytes").get<std::int64_t>(), kMiB);
+  EXPECT_EQ(out.summary.at("records").at("stood_aside_why").get<std::string>().rfind(why, 0), 0u);
+
+  const std::size_t at = log.find("outer/profiled_only ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string row = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(row.find(why), std::string::npos) << log;
+  EXPECT_EQ(row.find(" 0 B"), std::string::npos) << row;
+  // `outer` was measured, except while the profiler ran: figures, marked.
+  EXPECT_NE(log.find("outer*  "), std::string::npos) << log;
+  EXPECT_NE(log.find("* some calls miss what another profiler took"), std::string::npos) << log;
+  const json* outer = out.region_summary("outer");
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->at("stood_aside_calls"), 1);
+  EXPECT_FALSE(outer->at("devices").empty());
+}
+
 TEST(MemoryWithProfiler, TheReporterLeavesTheSlotOnceTheSinkIsGone) {
   CleanEnv env;
   TempDir dir;

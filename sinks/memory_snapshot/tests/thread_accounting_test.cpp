@@ -112,6 +112,22 @@ TEST(ThreadAccounting, StandingAsideMarksTheEnclosingRegionsToo) {
   f.acc.close(1, f.counters, false, &outer);
   EXPECT_TRUE(inner.stood_aside);
   EXPECT_TRUE(outer.stood_aside);
+  // Measured only in part: neither had the profiler from entry to exit.
+  EXPECT_FALSE(inner.unmeasured);
+  EXPECT_FALSE(outer.unmeasured);
+}
+
+TEST(ThreadAccounting, ARegionAProfilerHeldFromEntryToExitIsUnmeasured) {
+  Fixture f;
+  f.acc.open(1, 2, 0, 0, f.counters, false);
+  f.acc.open(2, 3, 0, 0, f.counters, true);
+  ClosedRegion inner;
+  ClosedRegion outer;
+  f.acc.close(2, f.counters, true, &inner);
+  f.acc.close(1, f.counters, false, &outer);
+  EXPECT_TRUE(inner.unmeasured);
+  EXPECT_TRUE(outer.stood_aside);
+  EXPECT_FALSE(outer.unmeasured);
 }
 
 TEST(ThreadAccounting, AnEndWithoutItsBeginIsIgnored) {

@@ -148,6 +148,8 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
       path.replace(p, 5, std::to_string(pid));
     }
     tree.set(at + "output", path, env_source("FASTVIDEO_TRACE_OUTPUT"));
+    // The seed's readers index rec["module"] on every line.
+    tree.set(at + "summary", "file", env_source("FASTVIDEO_TRACE_OUTPUT"));
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_STEPS")) {
     tree.set_list(at + "steps", split_list(*v), env_source("FASTVIDEO_TRACE_STEPS"));

@@ -247,6 +247,7 @@ void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t a
     now = device_total;
     counters_.set(device, now);
   }
+  if (owner != nullptr) owner->note_heard();
   if (bytes > 0) {
     int path = RegionPaths::kOutside;
     if (owner != nullptr) {

@@ -234,6 +234,42 @@ TEST(MemoryWithProfiler, TogetherWithTheTorchProfilerSinkNothingBreaks) {
   }
 }
 
+// The case: both sinks on one region filter. Whichever is built
+// first, the profiler holds the slot for the whole region, so the memory
+// summary says why it has no figures there, never "peak 0 B".
+TEST(MemoryWithProfiler, SameRegionsForBothSinksInEitherOrder) {
+  for (const bool memory_first : {true, false}) {
+    CleanEnv env;
+    TempDir dir;
+    // Sinks are built in the order the profile names them.
+    const std::string profile = dir.file("both.yaml");
+    regiontrace::test::write_file(
+        profile, memory_first ? "sinks:\n  memory_snapshot: {}\n  torch_profiler: {gzip: false}\n"
+                              : "sinks:\n  torch_profiler: {gzip: false}\n  memory_snapshot: {}\n");
+    Options o = memory_options(dir.path());
+    o.profiles = {profile};
+    o.set("regions", "denoise");
+    {
+      SinkRun run(o);
+      RT_REGION("pipeline");
+      for (int i = 0; i < 2; ++i) {
+        RT_REGION("denoise");
+        allocate_and_free(256 * kKiB);
+      }
+    }
+    const MemoryOutputs out = read_outputs(dir.path());
+    const json* denoise = out.region_summary("pipeline/denoise");
+    ASSERT_NE(denoise, nullptr) << out.summary.dump();
+    EXPECT_EQ(denoise->at("calls"), 2);
+    EXPECT_EQ(denoise->at("stood_aside")
+                  .get<std::string>()
+                  .rfind("stood aside: the torch profiler (Kineto)", 0),
+              0u)
+        << "memory first: " << memory_first << " " << denoise->dump();
+    EXPECT_TRUE(denoise->at("devices").empty()) << denoise->dump();
+  }
+}
+
 // The torch_profiler sink collects where the memory sink's reporter sits:
 // the reporter is a profiler state that says "disabled", which a profiler
 // may push its own state above (the memory sink then stands aside there).

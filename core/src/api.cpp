@@ -10,7 +10,7 @@ namespace regiontrace {
 namespace detail {
 
 std::atomic<std::uint8_t> g_state{kStateUninitialized};
-std::atomic<bool> g_tensors_wanted{false};
+std::atomic<bool> g_tensors_wanted{true};  // until started: see tensor_dispatch.hpp
 
 void lazy_init() {
   if (g_state.load() == kStateUninitialized) start_implicitly();
@@ -42,6 +42,7 @@ void init(const Options& options) {
     detail::start(options);
   } catch (const Error&) {
     if (detail::g_state.load() == detail::kStateUninitialized) {
+      detail::g_tensors_wanted.store(false);
       detail::g_state.store(detail::kStateOff);
     }
     throw;

@@ -281,6 +281,7 @@ void start(const Options& options) {
   const std::set<std::string> written = written_folders(cfg, slots);
   folders.remove_unused(written);
   if (slots.empty()) {
+    g_tensors_wanted.store(false);
     g_state.store(kStateOff);
     return;
   }
@@ -301,7 +302,10 @@ void start(const Options& options) {
 void stop() {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
   if (g_state.load() != kStateOn) {
-    if (g_state.load() == kStateUninitialized) g_state.store(kStateOff);
+    if (g_state.load() == kStateUninitialized) {
+      g_tensors_wanted.store(false);
+      g_state.store(kStateOff);
+    }
     return;
   }
   g_state.store(kStateOff);

@@ -58,9 +58,15 @@ namespace regiontrace {
 // Hands `value` (a tensor, or a nest of them: see above) to every sink that
 // wants tensors in the region open on this thread. Never throws for lack of
 // listeners; a sink that fails is switched off by the host.
+// Like every entry point, the first call starts regiontrace if nothing has
+// (g_tensors_wanted reads true until the start says otherwise).
 template <typename T>
 inline void observe(std::string_view label, const T& value) {
   if (!detail::g_tensors_wanted.load(std::memory_order_relaxed)) return;
+  if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
+    detail::lazy_init();
+    if (!detail::g_tensors_wanted.load(std::memory_order_relaxed)) return;
+  }
   detail::observe_value(label, value);
 }
 

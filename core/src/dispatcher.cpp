@@ -250,26 +250,26 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
   const std::uint64_t outer = stack.empty() || stack.top().generation != table.generation()
                                   ? table.unfiltered_mask
                                   : stack.top().inside;
+  const std::uint64_t delivered =
+      selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
   Frame& f = stack.push();
   f.id = id;
   f.generation = table.generation();
   f.token = token;
   f.inside = outer | selected;
-  f.delivered = 0;
+  f.delivered = delivered;
   if (__builtin_expect(selected == 0, 1)) return token;
-  return push_selected(stack, table, f, selected);
+  if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
+  if (delivered == 0) return token;
+  deliver_begin(stack, table, f);
+  return token | ThreadStack::kDeliveredBit;
 }
 
-std::uint64_t Dispatcher::push_selected(ThreadStack& stack, const RoutingTable& table, Frame& f,
-                                        std::uint64_t selected) {
-  const RegionEntry& entry = registry_->entry(f.id);
+void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
+  const RegionEntry& entry = registry_->entry(id);
   if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
     entry.entered_generation.store(table.generation(), std::memory_order_relaxed);
   }
-  f.delivered = selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
-  if (f.delivered == 0) return f.token;
-  deliver_begin(stack, table, f);
-  return f.token | ThreadStack::kDeliveredBit;
 }
 
 void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, const Frame& f) {

@@ -61,9 +61,7 @@ class Dispatcher {
   std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
                      std::uint64_t token);
   void pop(ThreadStack& stack, bool unwinding);
-  __attribute__((noinline)) std::uint64_t push_selected(ThreadStack& stack,
-                                                        const RoutingTable& table, Frame& frame,
-                                                        std::uint64_t selected);
+  __attribute__((noinline)) void note_entered(const RoutingTable& table, RegionId id);
   __attribute__((noinline)) void deliver_begin(ThreadStack& stack, const RoutingTable& table,
                                                const Frame& frame);
   void report_awaited_never_entered(const RoutingTable& table);

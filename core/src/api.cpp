@@ -10,18 +10,19 @@ namespace regiontrace {
 namespace detail {
 
 std::atomic<std::uint8_t> g_state{kStateUninitialized};
-std::atomic<bool> g_tensors_wanted{false};
+std::atomic<bool> g_tensors_wanted{true};  // until started: see tensor_dispatch.hpp
 
 void lazy_init() {
-  if (g_state.load() != kStateUninitialized) return;
-  try {
-    start(Options{}, /*explicit_init=*/false);
-  } catch (const Error& e) {
-    log(LogLevel::kError, e.what());
-    if (g_state.load() == kStateUninitialized) g_state.store(kStateOff);
-    throw;
-  }
+  if (g_state.load() == kStateUninitialized) start_implicitly();
 }
+
+namespace {
+// The entry points that take no name start regiontrace the way a named
+// region does; the check sits outside their fast paths.
+inline void start_if_first() {
+  if (g_state.load(std::memory_order_relaxed) == kStateUninitialized) lazy_init();
+}
+}  // namespace
 
 bool tensor_wanted_here(TensorOrigin origin) {
   return Dispatcher::instance().tensor_wanted_here(origin);
@@ -41,6 +42,7 @@ void init(const Options& options) {
     detail::start(options);
   } catch (const Error&) {
     if (detail::g_state.load() == detail::kStateUninitialized) {
+      detail::g_tensors_wanted.store(false);
       detail::g_state.store(detail::kStateOff);
     }
     throw;
@@ -68,6 +70,7 @@ RegionId declare_region(std::string_view name, std::string_view description, std
 }
 
 void set_step(std::int64_t step) {
+  detail::start_if_first();
   detail::Dispatcher::instance().set_step(step);
 }
 std::int64_t step() {
@@ -75,21 +78,21 @@ std::int64_t step() {
 }
 
 void mark(std::string_view name) {
-  if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
-    detail::lazy_init();
-  }
+  detail::start_if_first();
   if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
     detail::Dispatcher::instance().mark(name);
   }
 }
 
 void snapshot(std::string_view reason) {
+  detail::start_if_first();
   if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
     detail::Dispatcher::instance().snapshot(reason);
   }
 }
 
 Token begin(RegionId id) {
+  detail::start_if_first();
   if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOn) return Token();
   return Token(detail::enter(id));
 }

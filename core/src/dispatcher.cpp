@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <exception>
+#include <set>
 #include <string>
 
 #include "logger.hpp"
@@ -161,7 +162,24 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
   }
 }
 
+void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
+  std::set<std::string> reported;
+  for (const SinkSlot* slot : table.slots()) {
+    for (const std::string& name : slot->regions.awaited()) {
+      const auto id = registry_->find(name);
+      if (id && registry_->entry(*id).entered_generation.load() == table.generation()) continue;
+      if (!reported.insert(name).second) continue;
+      log(LogLevel::kWarn, "region `" + name + "` was selected (" + slot->regions.origin() +
+                               ") but never entered: no region of that name ran while the "
+                               "sinks were on");
+    }
+  }
+}
+
 void Dispatcher::stop() {
+  if (const RoutingTable* t = table_.load(std::memory_order_acquire)) {
+    report_awaited_never_entered(*t);
+  }
   std::vector<std::unique_ptr<SinkSlot>> stopping;
   {
     RegionRegistry& registry = RegionRegistry::instance();
@@ -240,9 +258,18 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
   f.token = token;
   f.inside = outer | selected;
   f.delivered = delivered;
-  if (__builtin_expect(delivered == 0, 1)) return token;
+  if (__builtin_expect(selected == 0, 1)) return token;
+  if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
+  if (delivered == 0) return token;
   deliver_begin(stack, table, f);
   return token | ThreadStack::kDeliveredBit;
+}
+
+void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
+  const RegionEntry& entry = registry_->entry(id);
+  if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
+    entry.entered_generation.store(table.generation(), std::memory_order_relaxed);
+  }
 }
 
 void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, const Frame& f) {

@@ -15,6 +15,7 @@
 #include "config/config_loader.hpp"
 #include "dispatcher.hpp"
 #include "logger.hpp"
+#include "output_folders.hpp"
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
 
@@ -31,7 +32,6 @@ std::recursive_mutex& lifecycle_mutex() {
   return *m;
 }
 bool g_starting = false;
-long g_first_pid = 0;
 
 // --- SIGINT/SIGTERM: the handler only writes a byte; a thread of ours does
 // the (not async-signal-safe) flushing, then lets the signal take its course.
@@ -141,18 +141,25 @@ void install_process_hooks() {
   pthread_atfork(nullptr, nullptr, &in_forked_child);
 }
 
-void write_effective_config(const EffectiveConfig& cfg,
-                            const std::vector<std::unique_ptr<SinkSlot>>& slots) {
+// The folders running sinks write files into.
+std::set<std::string> written_folders(const EffectiveConfig& cfg,
+                                      const std::vector<std::unique_ptr<SinkSlot>>& slots) {
   std::set<std::string> dirs;
   for (const SinkSettings& s : cfg.sinks) {
     for (const auto& slot : slots) {
-      if (slot->name == s.name) dirs.insert(s.output_dir);
+      if (slot->name == s.name && (slot->interests & kWritesNoFiles) == 0) {
+        dirs.insert(s.output_dir);
+      }
     }
   }
+  return dirs;
+}
+
+void write_effective_config(const EffectiveConfig& cfg, const std::set<std::string>& dirs) {
   const std::string json = effective_config_json(cfg);
-  std::string name = "regiontrace_config_rank" + std::to_string(cfg.rank.rank);
-  if (cfg.pid != g_first_pid) name += "_pid" + std::to_string(cfg.pid);
-  name += ".json";
+  // Named like every other output, so runs into one folder never overwrite it.
+  const std::string name = "regiontrace_config_rank" + std::to_string(cfg.rank.rank) + "_pid" +
+                           std::to_string(cfg.pid) + ".json";
   for (const std::string& dir : dirs) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     std::ofstream out(path, std::ios::trunc);
@@ -161,7 +168,49 @@ void write_effective_config(const EffectiveConfig& cfg,
   }
 }
 
+OnError policy_of(const Error& e) {
+  const auto* config = dynamic_cast<const ConfigurationError*>(&e);
+  return config != nullptr ? config->on_error() : OnError::kExit;
+}
+
+// Printed whatever the log level: the process is about to exit, or runs on
+// without the sinks it was asked for.
+void report_failed_implicit_start(const std::string& message, OnError policy) {
+  const std::string consequence =
+      policy == OnError::kExit
+          ? "exiting with status 2 (on_error: exit; set `on_error: continue` or "
+            "REGIONTRACE_ON_ERROR=continue to run on with sinks off)"
+          : "running on with every sink off (on_error: continue)";
+  log_unconditionally(LogLevel::kError, message +
+                                            "\nregiontrace started at the first region and "
+                                            "could not: " +
+                                            consequence);
+}
+
 }  // namespace
+
+void start_implicitly() {
+  std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+  // Another thread may have started (or failed to) while this one waited.
+  if (g_state.load() != kStateUninitialized || g_starting) return;
+  OnError policy = OnError::kExit;
+  std::string message;
+  try {
+    start(Options{}, /*explicit_init=*/false);
+    return;
+  } catch (const Error& e) {
+    policy = policy_of(e);
+    message = e.what();
+  } catch (const std::exception& e) {
+    message = std::string("regiontrace failed to start: ") + e.what();
+  } catch (...) {
+    message = "regiontrace failed to start: an exception that is not a std::exception";
+  }
+  g_tensors_wanted.store(false);
+  g_state.store(kStateOff);
+  report_failed_implicit_start(message, policy);
+  if (policy == OnError::kExit) std::exit(2);
+}
 
 void start(const Options& options, bool explicit_init) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
@@ -179,10 +228,12 @@ void start(const Options& options, bool explicit_init) {
   struct Reset {
     ~Reset() { g_starting = false; }
   } reset;
-  if (g_first_pid == 0) g_first_pid = static_cast<long>(getpid());
   install_process_hooks();
 
-  const EffectiveConfig cfg = load_configuration(options, capture_environment());
+  LoadMode mode;
+  mode.create_output_dirs = false;  // made below, only for sinks that get built
+  const EffectiveConfig cfg = load_configuration(options, capture_environment(), mode);
+  OutputFolders folders;
   set_log_level(cfg.log_level);
   RegionRegistry& registry = RegionRegistry::instance();
   for (const std::string& c : cfg.catalogs) load_region_catalog_file(c, registry);
@@ -207,6 +258,10 @@ void start(const Options& options, bool explicit_init) {
     slot->plugin_file = s.plugin->path;
     slot->regions = RegionFilter::compile(s.regions, s.regions_origin, registry, &errors);
     slot->steps = StepFilter(s.steps);
+    if (const std::string why = folders.prepare(s.output_dir); !why.empty()) {
+      errors.push_back("output folder " + s.output_dir + " of sink `" + s.name + "` " + why);
+      continue;
+    }
     SinkContext ctx(s.name, s.output_dir, cfg.rank.rank, cfg.rank.local_rank, cfg.rank.world_size,
                     cfg.pid, &g_host);
     for (const auto& [k, v] : s.values) ctx.set_value(k, v);
@@ -218,7 +273,7 @@ void start(const Options& options, bool explicit_init) {
                        ") failed to start: " + e.what());
       continue;
     }
-    if (slot->interests == 0) {
+    if ((slot->interests & ~std::uint32_t{kWritesNoFiles}) == 0) {
       // The sink has nothing to do in this process (e.g. nvtx with no tool
       // attached): leaving it out keeps regions on the disabled fast path.
       log(LogLevel::kInfo, "sink `" + s.name + "` asked for no events; not started");
@@ -234,15 +289,19 @@ void start(const Options& options, bool explicit_init) {
       close_quietly(*slot);
       delete slot->sink;
     }
+    folders.remove_unused({});
     std::string msg = "configuration error:";
     for (const std::string& e : errors) msg += "\n  - " + e;
-    throw Error(msg);
+    throw ConfigurationError(msg, cfg.on_error);
   }
+  const std::set<std::string> written = written_folders(cfg, slots);
+  folders.remove_unused(written);
   if (slots.empty()) {
+    g_tensors_wanted.store(false);
     g_state.store(kStateOff);
     return;
   }
-  write_effective_config(cfg, slots);
+  write_effective_config(cfg, written);
   bool tensors = false;
   std::string names;
   for (const auto& slot : slots) {
@@ -260,7 +319,10 @@ void start(const Options& options, bool explicit_init) {
 void stop() {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
   if (g_state.load() != kStateOn) {
-    if (g_state.load() == kStateUninitialized) g_state.store(kStateOff);
+    if (g_state.load() == kStateUninitialized) {
+      g_tensors_wanted.store(false);
+      g_state.store(kStateOff);
+    }
     return;
   }
   g_state.store(kStateOff);

@@ -68,6 +68,10 @@ void log(LogLevel level, std::string_view message) {
   write_line(level, {}, message);
 }
 
+void log_unconditionally(LogLevel level, std::string_view message) {
+  write_line(level, {}, message);
+}
+
 void log_once(LogLevel level, const std::string& key, std::string_view message) {
   // Never destroyed: sinks log once from the exit handler, which may run
   // after function-local statics constructed later than it was registered.

@@ -13,6 +13,8 @@ LogLevel log_level();
 LogLevel parse_log_level(std::string_view text, bool* ok);
 
 void log(LogLevel level, std::string_view message);
+// Ignores the log level: for the one message that must be seen.
+void log_unconditionally(LogLevel level, std::string_view message);
 // Logs only the first time `key` is seen in this process (repeated problems on
 // a hot path must not flood the log).
 void log_once(LogLevel level, const std::string& key, std::string_view message);

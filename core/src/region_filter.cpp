@@ -21,46 +21,49 @@ RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
     if (e == "*") return RegionFilter();
   }
   f.everything_ = false;
+  f.origin_ = origin;
   f.short_prefixes_ = registry.short_prefixes();
 
-  std::vector<std::string> known;
-  std::vector<std::string> spellings;  // long names and their short forms, for suggestions
+  std::vector<std::string> catalog;
+  std::vector<std::string> spellings;  // catalog names and their short forms
   for (const RegionEntry* e : registry.declared()) {
-    known.push_back(e->name);
+    if (!e->in_catalog) continue;
+    catalog.push_back(e->name);
     spellings.push_back(e->name);
     for (const std::string& p : f.short_prefixes_) {
       if (e->name.rfind(p, 0) == 0) spellings.push_back(e->name.substr(p.size()));
     }
   }
-  std::vector<std::string> unknown;
+  std::vector<std::string> ignored;
   for (const std::string& raw : entries) {
     if (raw.empty()) continue;
     if (is_glob(raw)) {
       f.globs_.push_back(raw);
       continue;
     }
-    auto id = registry.find(raw);
-    if (id) {  // declared, or already registered by use
+    if (auto id = registry.find(raw)) {  // declared, or already registered by use
       f.exact_.insert(registry.entry(*id).name);
-    } else {
-      unknown.push_back(raw);
+      continue;
     }
-  }
-  for (const std::string& name : unknown) {
-    const std::string close = closest_match(name, spellings);
-    const std::string hint =
-        close.empty() ? "" : " (did you mean `" + registry.canonical(close) + "`?)";
-    log_once(LogLevel::kWarn, "unknown-region:" + origin + ":" + name,
-             "unknown region `" + name + "` in " + origin + hint +
-                 ", ignored. Known regions: " + join(known, ", ") +
-                 ". Declare new ones in a catalog or with RT_DECLARE_REGION, or select them "
-                 "with a glob (`" +
-                 name + "*`).");
+    const std::string close = closest_match(raw, spellings);
+    if (close.empty()) {
+      f.exact_.insert(raw);
+      f.awaited_.push_back(raw);
+      continue;
+    }
+    ignored.push_back(raw);
+    log_once(LogLevel::kWarn, "unknown-region:" + origin + ":" + raw,
+             "unknown region `" + raw + "` in " + origin + " (did you mean `" +
+                 registry.canonical(close) +
+                 "`?), ignored. Catalog regions: " + join(catalog, ", ") +
+                 ". A region of your own is selected by its exact name; "
+                 "this one is too close to a catalog name to be taken for one.");
   }
   if (f.exact_.empty() && f.globs_.empty()) {
-    errors->push_back(
-        origin + ": none of the regions named (" + join(entries, ", ") +
-        ") is a known region, so this selects nothing. Known regions: " + join(known, ", "));
+    errors->push_back(origin + ": every region named (" + join(ignored, ", ") +
+                      ") looks like a misspelt catalog name and was ignored, so this selects "
+                      "nothing. Catalog regions: " +
+                      join(catalog, ", "));
   }
   return f;
 }
@@ -69,6 +72,11 @@ bool RegionFilter::matches(std::string_view name) const {
   if (everything_) return true;
   const std::string n(name);
   if (exact_.count(n) != 0) return true;
+  for (const std::string& prefix : short_prefixes_) {
+    if (n.compare(0, prefix.size(), prefix) == 0 && exact_.count(n.substr(prefix.size())) != 0) {
+      return true;
+    }
+  }
   for (const std::string& g : globs_) {
     if (fnmatch(g.c_str(), n.c_str(), 0) == 0) return true;
     for (const std::string& prefix : short_prefixes_) {

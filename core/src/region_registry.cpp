@@ -82,6 +82,7 @@ RegionId RegionRegistry::declare(std::string_view name, std::string_view descrip
     if (hook_) hook_(*e);
   }
   e->declared = true;
+  if (!source.empty()) e->in_catalog = true;
   if (!description.empty()) e->description = std::string(description);
   if (color != 0) e->color = color;
   return e->id;

@@ -27,6 +27,10 @@ struct RegionEntry {
   std::string description;
   std::uint32_t color = 0;  // 0xRRGGBB, 0 = none given
   bool declared = false;    // from a catalog or RT_DECLARE_REGION, not only used
+  bool in_catalog = false;  // from a catalog file: a filter name close to it is a typo
+  // The dispatcher generation in which a sink-selected frame of this region
+  // was last pushed: selected names never reached are reported at shutdown.
+  mutable std::atomic<std::uint32_t> entered_generation{0};
 };
 
 class REGIONTRACE_INTERNAL RegionRegistry {

@@ -12,6 +12,7 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
   for (const SinkSlot* s : slots_) {
     const std::uint64_t bit = std::uint64_t{1} << s->index;
     if (s->regions.everything()) unfiltered_mask |= bit;
+    if (!s->regions.awaited().empty()) track_entered = true;
     if (s->interests & kInterestMarks) mark_mask |= bit;
     if (s->interests & kInterestSteps) step_mask |= bit;
     if (s->interests & kInterestTensors) tensor_mask |= bit;

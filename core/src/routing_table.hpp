@@ -41,6 +41,9 @@ class RoutingTable {
   std::uint64_t snapshot_mask = 0;
   std::uint64_t region_event_mask = 0;  // want on_region_begin/end
   std::uint64_t time_mask = 0;          // want time_ns filled in
+  // Some filter waits for a name no region had at start-up: entering a
+  // selected region is then noted, for the shutdown report.
+  bool track_entered = false;
 
  private:
   std::vector<SinkSlot*> slots_;

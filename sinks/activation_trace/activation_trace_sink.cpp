@@ -60,6 +60,10 @@ SinkSchema ActivationTraceSink::schema() {
       KeySpec::one_of("on_full", "block", {"block", "drop"},
                       "when max_records are waiting: block (lose nothing) or drop (counted in "
                       "the summary line)"),
+      KeySpec::one_of("summary", "line", {"line", "file"},
+                      "where the closing summary (records written, dropped) goes: the last "
+                      "line of the JSONL, or its own file <output>.summary.json (the seed's "
+                      "FASTVIDEO_TRACE_OUTPUT sets `file`: its readers expect only records)"),
   };
 }
 
@@ -92,6 +96,7 @@ ActivationTraceSink::ActivationTraceSink(const SinkContext& ctx)
   options.path = resolve_output_path(ctx, ctx.get_string("output"));
   options.capacity = static_cast<std::size_t>(ctx.get_int("max_records"));
   options.drop_when_full = ctx.get_string("on_full") == "drop";
+  if (ctx.get_string("summary") == "file") options.summary_path = options.path + ".summary.json";
   const std::filesystem::path parent = std::filesystem::path(options.path).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace regiontrace::activation {
@@ -79,7 +80,12 @@ void RecordWriter::close() {
   }
   std::string line;
   formatter_.append_summary(line, summary);
-  write_all(line);
+  if (options_.summary_path.empty()) {
+    write_all(line);
+  } else {
+    std::ofstream out(options_.summary_path, std::ios::trunc);
+    out << line;
+  }
   ::close(fd_);
   fd_ = -1;
 }

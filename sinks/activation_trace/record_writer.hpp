@@ -31,6 +31,9 @@ class RecordWriter {
     std::size_t capacity = 65536;  // records waiting to be written
     bool drop_when_full = false;
     std::chrono::milliseconds idle_wakeup{20};
+    // Empty: the summary is the JSONL's last line. Otherwise the file it goes
+    // to instead, for readers that expect every line to be a record.
+    std::string summary_path;
   };
 
   // Opens (creates or truncates) the file and starts the writer thread.
@@ -47,7 +50,8 @@ class RecordWriter {
   void request_flush();
   // Writes everything submitted before the call; waits for it.
   void flush();
-  // Writes everything, then the summary line; closes the file. Idempotent.
+  // Writes everything, then the summary (last line, or its own file); closes
+  // the file. Idempotent.
   // Submissions racing with it are refused.
   void close();
 

@@ -162,3 +162,23 @@ bool slot_is_ours(const ThreadAccounting& acc) {
 }
 
 }  // namespace regiontrace::memory
+
+namespace regiontrace::memory {
+
+std::string slot_holder() {
+  auto* state = dynamic_cast<prof::ProfilerStateBase*>(
+      c10::ThreadLocalDebugInfo::get(c10::DebugInfoKind::PROFILER_STATE));
+  if (state == nullptr) return "another user of libtorch's profiler slot";
+  switch (state->profilerType()) {
+    case prof::ActiveProfilerType::KINETO:
+      return "the torch profiler (Kineto)";
+    case prof::ActiveProfilerType::LEGACY:
+      return "the legacy autograd profiler";
+    case prof::ActiveProfilerType::NVTX:
+      return "the autograd NVTX profiler";
+    default:
+      return "another profiler";
+  }
+}
+
+}  // namespace regiontrace::memory

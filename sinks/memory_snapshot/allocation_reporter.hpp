@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace regiontrace::memory {
 
@@ -65,5 +66,8 @@ enum class SlotState {
 SlotState claim_slot(ThreadAccounting& acc);
 // Owner thread: whether events on this thread currently reach `acc`.
 bool slot_is_ours(const ThreadAccounting& acc);
+// Calling thread: who holds the slot when it is not ours, in words for the
+// summary ("the torch profiler (Kineto)").
+std::string slot_holder();
 
 }  // namespace regiontrace::memory

@@ -98,12 +98,17 @@ void MemorySnapshotSink::throw_if_failed() {
 
 void MemorySnapshotSink::note_stood_aside(const RegionEvent& e) {
   if (warned_stood_aside_.exchange(true)) return;
-  ctx_.warn(
-      "another profiler (the torch profiler, or the application's own) holds libtorch's "
-      "memory-reporting slot on thread " +
-      std::to_string(e.thread_id) + " (region `" + std::string(e.path) +
-      "`): memory events there go to it while it runs, so this sink stands aside and "
-      "marks the affected records \"stood_aside\": true (reported once)");
+  const std::string why = slot_holder() +
+                          " held libtorch's memory-reporting slot on the thread: allocations "
+                          "there went to it while it collected, not to this sink";
+  {
+    std::lock_guard<std::mutex> lock(stood_aside_mutex_);
+    stood_aside_why_ = why;
+  }
+  ctx_.warn("stood aside in region `" + std::string(e.path) + "` (thread " +
+            std::to_string(e.thread_id) + "): " + why +
+            ". The affected records say \"stood_aside\": true, the summary says why "
+            "(reported once)");
 }
 
 void MemorySnapshotSink::on_region_begin(const RegionEvent& e) {
@@ -242,6 +247,7 @@ void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t a
     now = device_total;
     counters_.set(device, now);
   }
+  if (owner != nullptr) owner->note_heard();
   if (bytes > 0) {
     int path = RegionPaths::kOutside;
     if (owner != nullptr) {
@@ -293,6 +299,9 @@ void MemorySnapshotSink::flush() {
 void MemorySnapshotSink::close() {
   if (closed_.exchange(true)) return;
   set_listener(nullptr, 0);
+#if REGIONTRACE_MEMORY_HAS_GLOG
+  glog_quiet_.restore();
+#endif
   if (cuda_history_) {
     std::string ignored;
     cuda::record_history(false, settings_.cuda_history_entries, &ignored);
@@ -307,6 +316,10 @@ void MemorySnapshotSink::close() {
   totals.devices = counters_.seen();
   for_each_device(totals.devices, [&](int d) { totals.allocated[d] = counters_.current(d); });
   totals.paths_overflowed = paths_.overflowed();
+  {
+    std::lock_guard<std::mutex> lock(stood_aside_mutex_);
+    totals.stood_aside_why = stood_aside_why_;
+  }
   const MemoryWriter::Closing c = writer_.close(totals);
   ctx_.info("memory summary (rank " + std::to_string(ctx_.rank()) + ", " + c.summary_file + "):\n" +
             c.table);

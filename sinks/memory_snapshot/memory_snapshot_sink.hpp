@@ -22,6 +22,9 @@
 #include <vector>
 
 #include "allocation_reporter.hpp"
+#if REGIONTRACE_MEMORY_HAS_GLOG
+#include "glog_quiet.hpp"
+#endif
 #include "live_allocation_table.hpp"
 #include "memory_counters.hpp"
 #include "memory_settings.hpp"
@@ -68,6 +71,9 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
   MemoryCounters counters_;
   RegionPaths paths_;
   std::unique_ptr<LiveAllocationTable> table_;  // with track_allocations
+#if REGIONTRACE_MEMORY_HAS_GLOG
+  GlogQuiet glog_quiet_;  // from before the reporter listens until close()
+#endif
   std::atomic<std::int64_t> overflow_count_{0};
   std::atomic<std::int64_t> overflow_bytes_{0};
   std::atomic<std::int64_t> untracked_frees_{0};
@@ -88,6 +94,8 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
   std::atomic<int> oom_device_{0};
   std::atomic<std::int64_t> oom_bytes_{0};
   std::atomic<bool> warned_stood_aside_{false};
+  std::mutex stood_aside_mutex_;
+  std::string stood_aside_why_;  // for the summary: who held the slot
   std::atomic<bool> warned_max_snapshots_{false};
   std::atomic<bool> closed_{false};
   std::atomic<bool> failure_reported_{false};  // thrown to the host, which logged it

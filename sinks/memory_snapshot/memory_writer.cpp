@@ -164,7 +164,7 @@ MemoryWriter::Closing MemoryWriter::close(RunTotals totals) {
   const std::string error = OutputFile::write_whole(
       c.summary_file, summary_.to_json(paths_, totals, criteria, totals.tracking.enabled));
   if (!error.empty()) note_failure(error);
-  c.table = summary_.to_table(paths_, criteria);
+  c.table = summary_.to_table(paths_, criteria, totals.stood_aside_why);
   for (const auto& s : summary_.leak_suspects(criteria)) c.suspects.push_back(paths_.path(s.path));
   jsonl_.close();
   trace_.close();

@@ -15,7 +15,11 @@ void RegionSummary::add(const RegionRecord& r) {
   if (static_cast<std::size_t>(f.path) >= paths_.size()) paths_.resize(f.path + 1);
   PathStats& p = paths_[static_cast<std::size_t>(f.path)];
   ++records_;
-  if (f.stood_aside) ++stood_aside_;
+  if (f.stood_aside) {
+    ++stood_aside_;
+    ++p.stood_aside;
+  }
+  if (f.unmeasured) ++p.unmeasured;
   ++p.calls;
   p.total_ns += r.end_ns - f.start_ns;
   if (r.unwinding) ++p.unwound;
@@ -45,6 +49,22 @@ std::vector<RegionSummary::Suspect> RegionSummary::leak_suspects(
   return out;
 }
 
+namespace {
+
+// "stood aside: <why>", or null when the sink never stood aside.
+void append_why(std::string& out, bool stood_aside, const std::string& why) {
+  if (!stood_aside) {
+    out += "null";
+    return;
+  }
+  json::append_escaped(out, "stood aside: " + (why.empty() ? std::string("another profiler held "
+                                                                         "libtorch's memory "
+                                                                         "slot")
+                                                           : why));
+}
+
+}  // namespace
+
 std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& totals,
                                    const LeakCriteria& criteria, bool tracked) const {
   std::string out = "{\"rank\":";
@@ -59,6 +79,8 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
   json::append_int(out, totals.dropped_records);
   out += ",\"stood_aside\":";
   json::append_int(out, stood_aside_);
+  out += ",\"stood_aside_why\":";
+  append_why(out, stood_aside_ > 0, totals.stood_aside_why);
   out += "},\"tracking\":{\"enabled\":";
   out += totals.tracking.enabled ? "true" : "false";
   out += ",\"tracked\":";
@@ -114,9 +136,16 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
     json::append_int(out, p.total_ns);
     out += ",\"held_bytes\":";
     json::append_int(out, p.held_bytes);
+    out += ",\"stood_aside_calls\":";
+    json::append_int(out, p.stood_aside);
+    // Figures of calls measured only while another profiler took the events
+    // would read as zeros: a path with nothing else says why instead.
+    out += ",\"stood_aside\":";
+    append_why(out, p.stood_aside > 0, totals.stood_aside_why);
     out += ",\"devices\":{";
     bool first_device = true;
-    for_each_device(p.devices, [&](int d) {
+    const std::uint32_t measured = p.unmeasured == p.calls ? 0u : p.devices;
+    for_each_device(measured, [&](int d) {
       if (!first_device) out += ',';
       first_device = false;
       json::append_escaped(out, device_name(d));
@@ -180,7 +209,8 @@ std::string human_bytes(std::int64_t bytes) {
   return buf;
 }
 
-std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria& criteria) const {
+std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria& criteria,
+                                    const std::string& stood_aside_why) const {
   std::vector<std::size_t> order;
   std::int64_t max_path = 4;
   for (std::size_t i = 0; i < paths_.size(); ++i) {
@@ -202,9 +232,22 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
   std::snprintf(line, sizeof(line), "%-*s %8s %-8s %12s %12s %12s\n", width, "path", "calls",
                 "device", "peak", "max growth", "held");
   out += line;
+  const std::string why =
+      "stood aside: " + (stood_aside_why.empty()
+                             ? std::string("another profiler held libtorch's memory slot")
+                             : stood_aside_why);
+  bool some_partial = false;
   for (std::size_t i : order) {
     const PathStats& p = paths_[i];
-    const std::string& name = paths.path(static_cast<int>(i));
+    if (p.unmeasured == p.calls) {
+      const std::string& name = paths.path(static_cast<int>(i));
+      std::snprintf(line, sizeof(line), "%-*s %8s %s\n", width, name.c_str(),
+                    std::to_string(p.calls).c_str(), why.c_str());
+      out += line;
+      continue;
+    }
+    some_partial = some_partial || p.stood_aside > 0;
+    const std::string name = paths.path(static_cast<int>(i)) + (p.stood_aside > 0 ? "*" : "");
     bool first = true;
     for_each_device(p.devices, [&](int d) {
       std::snprintf(line, sizeof(line), "%-*s %8s %-8s %12s %12s %12s\n", width,
@@ -216,6 +259,7 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
       first = false;
     });
   }
+  if (some_partial) out += "* some calls miss what another profiler took meanwhile; " + why + "\n";
   const std::vector<Suspect> suspects = leak_suspects(criteria);
   out += "leak suspects: ";
   if (suspects.empty()) out += "none";

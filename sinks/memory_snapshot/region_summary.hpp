@@ -34,6 +34,7 @@ struct RunTotals {
   std::uint32_t devices = 0;
   std::int64_t allocated[kMaxDevices] = {};
   bool paths_overflowed = false;
+  std::string stood_aside_why;  // who held libtorch's slot, when the sink stood aside
 };
 
 class RegionSummary {
@@ -50,8 +51,10 @@ class RegionSummary {
 
   std::string to_json(const RegionPaths& paths, const RunTotals& totals,
                       const LeakCriteria& criteria, bool tracked) const;
-  // A fixed-width table for the log, largest peak first.
-  std::string to_table(const RegionPaths& paths, const LeakCriteria& criteria) const;
+  // A fixed-width table for the log, largest peak first. A path measured
+  // only while the sink stood aside shows why instead of figures.
+  std::string to_table(const RegionPaths& paths, const LeakCriteria& criteria,
+                       const std::string& stood_aside_why) const;
 
  private:
   struct Extreme {
@@ -63,7 +66,9 @@ class RegionSummary {
     std::int64_t calls = 0;
     std::int64_t total_ns = 0;
     std::int64_t unwound = 0;
-    std::int64_t held_bytes = 0;  // at the last exit
+    std::int64_t stood_aside = 0;  // calls whose figures miss what a profiler took
+    std::int64_t unmeasured = 0;   // calls a profiler took from entry to exit
+    std::int64_t held_bytes = 0;   // at the last exit
     std::uint32_t devices = 0;
     Extreme growth[kMaxDevices];
     Extreme peak[kMaxDevices];

@@ -14,6 +14,7 @@ void ThreadAccounting::open(RegionId id, int path, std::int64_t step, std::int64
   f.step = step;
   f.start_ns = time_ns;
   f.stood_aside = stood_aside;
+  f.heard_at_open = heard_.load(std::memory_order_relaxed);
   f.children_net = 0;
   f.devices = counters.seen();
   for_each_device(f.devices, [&](int d) {
@@ -37,6 +38,7 @@ bool ThreadAccounting::close(RegionId id, const MemoryCounters& counters, bool s
   out->step = f.step;
   out->start_ns = f.start_ns;
   out->stood_aside = f.stood_aside || stood_aside;
+  out->unmeasured = out->stood_aside && heard_.load(std::memory_order_relaxed) == f.heard_at_open;
   std::int64_t net = 0;
   for_each_device(counters.seen(), [&](int d) {
     const bool known_at_entry = (f.devices >> d) & 1u;

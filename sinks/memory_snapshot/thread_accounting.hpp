@@ -77,6 +77,7 @@ struct ClosedRegion {
   std::int64_t step = kNoStep;
   std::int64_t start_ns = 0;
   bool stood_aside = false;  // another profiler held the reporting slot
+  bool unmeasured = false;   // stood aside and heard no event: no figures of its own
   DeviceFigureList devices;
   std::int64_t exclusive_net = 0;  // exit - entry over all devices, minus nested regions'
 };
@@ -93,6 +94,11 @@ class ThreadAccounting {
 
   // Any thread.
   std::atomic<int> current_path{RegionPaths::kOutside};
+  // An event attributed to this thread arrived. Only "any since?" is asked,
+  // so a lost update between threads does no harm: no read-modify-write.
+  void note_heard() {
+    heard_.store(heard_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   void note_peak(int device, std::int64_t bytes) {
     std::atomic<std::int64_t>& p = peak_[device];
     std::int64_t seen = p.load(std::memory_order_relaxed);
@@ -127,6 +133,7 @@ class ThreadAccounting {
     std::int64_t step;
     std::int64_t start_ns;
     bool stood_aside;
+    std::uint64_t heard_at_open;
     std::uint32_t devices;
     std::int64_t children_net;
     std::int64_t entry[kMaxDevices];
@@ -135,6 +142,7 @@ class ThreadAccounting {
   std::vector<Frame> frames_;
   std::size_t depth_ = 0;  // frames_[0, depth_) are open
   std::atomic<std::int64_t> peak_[kMaxDevices] = {};
+  std::atomic<std::uint64_t> heard_{0};
   std::unordered_map<std::uint64_t, int> path_cache_;
 };
 

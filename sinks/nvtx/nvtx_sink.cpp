@@ -29,7 +29,7 @@ NvtxSink::NvtxSink(const SinkContext& ctx)
 
 std::uint32_t NvtxSink::interests() const {
   if (!tool_attached_) return 0;
-  std::uint32_t i = kInterestRegions;
+  std::uint32_t i = kInterestRegions | kWritesNoFiles;
   if (settings_.marks) i |= kInterestMarks;
   if (settings_.step_marks) i |= kInterestSteps;
   return i;

@@ -56,11 +56,22 @@ TEST(CheckCommand, InvalidProfileListsEveryErrorAndExitsOne) {
 
 TEST(CheckCommand, RegionFilterThatSelectsNothingIsInvalid) {
   TempDir dir;
-  write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [nope]\n");
+  write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [traning_step]\n");
   const auto r = regiontrace("check p.yaml", dir.path());
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("unknown region `nope`"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unknown region `traning_step`"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("selects nothing"), std::string::npos) << r.output;
+}
+
+TEST(CheckCommand, ARegionOfYourOwnIsKeptByItsExactName) {
+  TempDir dir;
+  write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [scheduler_step]\n");
+  const auto r = regiontrace("check p.yaml", dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("unknown region"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("selected when the program first enters them: scheduler_step"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(CheckCommand, EnvironmentAloneIsChecked) {

@@ -51,10 +51,12 @@ TEST(Lifecycle, LazyStartFromTheEnvironmentAndFlushAtNormalExit) {
   EXPECT_EQ(region_sequence(events),
             (std::vector<std::string>{"begin exits_normally", "end exits_normally"}));
   EXPECT_EQ(events.back()["event"], "close");
-  // The effective configuration is written next to the outputs (with the pid
-  // in its name here: this child is a fork of a process that started before).
+  // The effective configuration is written next to the outputs, named like
+  // them (rank and pid), so runs into one folder never overwrite it.
   const auto configs = list_files(dir.path(), "regiontrace_config_rank0");
   ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(std::filesystem::path(configs[0]).filename().string(),
+            "regiontrace_config_rank0_pid" + std::to_string(r.pid) + ".json");
   const auto cfg = read_json(configs[0]);
   EXPECT_EQ(cfg["values"]["sinks.recorder.file"]["source"], "env REGIONTRACE_RECORDER_FILE");
   EXPECT_EQ(cfg["sinks"][0], "recorder");
@@ -123,6 +125,34 @@ TEST(Lifecycle, SecondInitKeepsTheRunningSinks) {
   EXPECT_EQ(region_sequence(read_jsonl(first)),
             (std::vector<std::string>{"begin once", "end once"}));
   EXPECT_FALSE(std::filesystem::exists(dir.file("second.jsonl")));
+}
+
+TEST(Lifecycle, OnlySinksThatWriteFilesGetAnOutputFolder) {
+  CleanEnv env;
+  TempDir dir;
+  Options o;
+  o.read_environment = false;
+  o.set("plugins.paths", test_plugin_dir());
+  o.set("sinks.noop.output_dir", dir.file("noop_out"));
+  o.set("sinks.recorder.output_dir", dir.file("recorder_out/nested"));
+  init(o);
+  { RT_REGION("with_two_sinks"); }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("noop_out")));
+  shutdown();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("noop_out")));
+  EXPECT_EQ(list_files(dir.file("recorder_out/nested"), "recorder_rank0_pid").size(), 1u);
+  EXPECT_EQ(list_files(dir.file("recorder_out/nested"), "regiontrace_config_rank0_pid").size(), 1u);
+
+  // Alone, the sink that writes nothing runs and still makes no folder.
+  Options alone;
+  alone.read_environment = false;
+  alone.set("plugins.paths", test_plugin_dir());
+  alone.set("output_dir", dir.file("regiontrace_out"));
+  alone.set("sinks.noop.enabled", "true");
+  init(alone);
+  EXPECT_TRUE(enabled());
+  shutdown();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("regiontrace_out")));
 }
 
 TEST(Lifecycle, NoSinkConfiguredMeansOff) {

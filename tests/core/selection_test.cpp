@@ -49,24 +49,71 @@ TEST(Selection, MisspelledRegionIsWarnedAboutAndIgnored) {
   shutdown();
   EXPECT_NE(log.find("unknown region `model_lodaing`"), std::string::npos) << log;
   EXPECT_NE(log.find("did you mean `profiler_region_model_loading`"), std::string::npos) << log;
-  EXPECT_NE(log.find("Known regions: "), std::string::npos) << log;
+  EXPECT_NE(log.find("Catalog regions: "), std::string::npos) << log;
   EXPECT_EQ(events_of(read_jsonl(file), "begin").size(), 1u);
 }
 
-TEST(Selection, AFilterThatSelectsNothingIsAStartUpError) {
+TEST(Selection, AFilterOfOnlyMisspeltCatalogNamesIsAStartUpError) {
   CleanEnv env;
   TempDir dir;
   testing::internal::CaptureStderr();
   try {
-    init(recorder_options(dir.file("e.jsonl"), {{"sinks.recorder.regions", "nope,nada"}}));
+    init(recorder_options(dir.file("e.jsonl"),
+                          {{"sinks.recorder.regions", "model_lodaing,training_stpe"}}));
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("none of the regions named (nope, nada)"),
+    EXPECT_NE(std::string(e.what()).find("every region named (model_lodaing, training_stpe) looks "
+                                         "like a misspelt catalog name"),
               std::string::npos)
         << e.what();
   }
   testing::internal::GetCapturedStderr();
   EXPECT_FALSE(enabled());
+}
+
+void scheduler_step() {
+  RT_REGION("scheduler_step");  // registers on the first call, after start-up
+  mark("in_scheduler_step");
+}
+
+TEST(Selection, ARegionOfYourOwnIsSelectedByItsExactNameWhenItFirstRuns) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  testing::internal::CaptureStderr();
+  init(recorder_options(file, {{"regions", "scheduler_step,never_reached_phase"}}));
+  {
+    RT_REGION("unselected_outer");
+    scheduler_step();
+    scheduler_step();
+  }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("unknown region"), std::string::npos) << log;
+  EXPECT_EQ(region_sequence(read_jsonl(file)),
+            (std::vector<std::string>{"begin scheduler_step", "end scheduler_step",
+                                      "begin scheduler_step", "end scheduler_step"}));
+  EXPECT_EQ(events_of(read_jsonl(file), "mark").size(), 2u);
+  // The name no region ever had is reported once, naming where it came from.
+  const std::string never = "region `never_reached_phase` was selected (`regions` (program))";
+  EXPECT_NE(log.find(never), std::string::npos) << log;
+  EXPECT_EQ(log.find(never), log.rfind(never)) << log;
+  EXPECT_EQ(log.find("region `scheduler_step` was selected"), std::string::npos) << log;
+}
+
+TEST(Selection, NeverEnteredIsReportedAtEveryShutdownThatMissedIt) {
+  CleanEnv env;
+  TempDir dir;
+  testing::internal::CaptureStderr();
+  init(recorder_options(dir.file("e.jsonl"), {{"sinks.recorder.regions", "late_phase"}}));
+  shutdown();
+  init(recorder_options(dir.file("f.jsonl"), {{"sinks.recorder.regions", "late_phase,blocks.*"}}));
+  { RT_REGION("blocks.7"); }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const std::string never = "region `late_phase` was selected";
+  EXPECT_NE(log.find(never), std::string::npos) << log;
+  EXPECT_NE(log.find(never), log.rfind(never)) << "once per shutdown: " << log;
 }
 
 TEST(Selection, StepFilterSelectsSteps) {

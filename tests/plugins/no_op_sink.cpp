@@ -5,9 +5,10 @@ namespace {
 class NoOpSink : public regiontrace::Sink {
  public:
   explicit NoOpSink(const regiontrace::SinkContext&) {}
-  // Doing nothing, it needs no clock.
+  // Doing nothing, it needs no clock and no output folder.
   std::uint32_t interests() const override {
-    return regiontrace::kInterestDefault & ~regiontrace::kInterestTimestamps;
+    return (regiontrace::kInterestDefault & ~regiontrace::kInterestTimestamps) |
+           regiontrace::kWritesNoFiles;
   }
 };
 }  // namespace

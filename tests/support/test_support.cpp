@@ -154,6 +154,7 @@ ChildResult run_in_child(const std::function<int()>& fn) {
   int status = 0;
   waitpid(pid, &status, 0);
   ChildResult r;
+  r.pid = pid;
   if (WIFEXITED(status)) {
     r.exited = true;
     r.exit_code = WEXITSTATUS(status);

@@ -67,6 +67,7 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& p
 Options recorder_options(const std::string& file, std::map<std::string, std::string> extra = {});
 
 struct ChildResult {
+  pid_t pid = 0;
   bool exited = false;
   int exit_code = -1;
   int signal = 0;

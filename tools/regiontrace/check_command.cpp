@@ -27,6 +27,9 @@ std::string regions_seen(const detail::RegionFilter& filter,
     if (filter.matches(e->name)) names.push_back(e->name);
   }
   std::string out = names.empty() ? "no declared region yet" : detail::join(names, ", ");
+  if (!filter.awaited().empty()) {
+    out += "; selected when the program first enters them: " + detail::join(filter.awaited(), ", ");
+  }
   return out + "  (filter: " + filter.describe() + ")";
 }
 

@@ -64,9 +64,11 @@ struct Options {
 };
 
 // Reads the configuration and starts the sinks. Optional: the first region
-// does it with default Options. Calling it again after shutdown() starts over;
-// calling it while running is a no-op that keeps the running sinks (one
-// profiler per process). Throws regiontrace::Error.
+// (or step, mark, snapshot) does it with default Options. Calling it again
+// after shutdown() starts over; calling it while running is a no-op that keeps
+// the running sinks (one profiler per process). Throws regiontrace::Error.
+// The implicit start never throws: it prints the error once and applies
+// `on_error` (default `exit`: status 2; `continue`: sinks stay off).
 REGIONTRACE_API void init(const Options& options = {});
 // Flushes and closes every sink. Idempotent; also runs at normal exit and on
 // SIGINT/SIGTERM.
@@ -91,6 +93,7 @@ enum : std::uint8_t { kStateUninitialized = 0, kStateOff = 1, kStateOn = 2 };
 // The only thing the disabled hot path reads.
 extern REGIONTRACE_API std::atomic<std::uint8_t> g_state;
 
+// The implicit start: never throws (see init()).
 REGIONTRACE_API void lazy_init();
 // Set in a token when a sink got the begin: only then is the end's exception
 // state worth asking for.
@@ -103,8 +106,10 @@ REGIONTRACE_API void leave(std::uint64_t token, bool unwinding);
 // A region open for the lifetime of the object.
 class Region {
  public:
+  // Starts regiontrace if nothing has (as every entry point does); once it is
+  // on or off, one load and one branch decide.
   explicit Region(RegionId id) {
-    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) open(id);
+    if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) start_and_open(id);
   }
   // Looks the name up on every construction; prefer RT_REGION in hot code.
   explicit Region(std::string_view name) {
@@ -123,6 +128,12 @@ class Region {
   Region& operator=(const Region&) = delete;
 
  private:
+  void start_and_open(RegionId id) {
+    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
+      detail::lazy_init();
+    }
+    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) open(id);
+  }
   void open(RegionId id) {
     token_ = detail::enter(id);
     if ((token_ & detail::kTokenDelivered) != 0) uncaught_ = std::uncaught_exceptions();

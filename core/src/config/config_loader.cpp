@@ -58,6 +58,22 @@ std::string check_writable_dir(const std::string& dir) {
   return {};
 }
 
+// Where a sink was named: REGIONTRACE_SINKS and the seed's variables set only
+// keys below the sink, so the sink's own node has no source of its own.
+std::string sink_origin(const ConfigTree& tree, const std::string& prefix) {
+  const std::string own = tree.source(prefix);
+  if (own != tree.source("sinks")) return own;
+  for (const std::string& key : tree.keys(prefix)) {
+    const std::string below = tree.source(prefix + "." + key);
+    if (below != own) return below;
+  }
+  return own;
+}
+
+OnError parse_on_error(const std::vector<std::string>& items) {
+  return !items.empty() && items[0] == "continue" ? OnError::kContinue : OnError::kExit;
+}
+
 class Validator {
  public:
   Validator(const ConfigTree& tree, const Environment& env, EffectiveConfig& out,
@@ -123,6 +139,7 @@ class Validator {
     bool ok = true;
     out_.log_level = parse_log_level(v["log_level"].empty() ? "info" : v["log_level"][0], &ok);
     out_.handle_signals = v["handle_signals"].empty() || v["handle_signals"][0] == "true";
+    out_.on_error = parse_on_error(v["on_error"]);
     static const SinkSchema plugins = {
         KeySpec::list("paths", "", "extra folders (or .so files) to load sinks from")};
     auto p = section("plugins", plugins, {});
@@ -215,6 +232,10 @@ const SinkSchema& core_schema() {
       KeySpec::boolean("handle_signals", true,
                        "on SIGINT/SIGTERM, flush and close every sink, then let the signal "
                        "take its course"),
+      KeySpec::one_of("on_error", "exit", {"exit", "continue"},
+                      "when the first region finds the configuration wrong: print the error "
+                      "and exit with status 2, or print it and continue with sinks off "
+                      "(an explicit init() throws instead)"),
   };
   return schema;
 }
@@ -278,7 +299,7 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     }
     if (file == nullptr) {
       if (enabled || mode.load_all_plugins) {
-        errors.push_back("unknown sink `" + name + "` (" + tree.source(prefix) + ")" +
+        errors.push_back("unknown sink `" + name + "` (" + sink_origin(tree, prefix) + ")" +
                          did_you_mean(name, available) + "; available sinks: " +
                          (available.empty() ? std::string("none found") : join(available, ", ")) +
                          " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
@@ -349,7 +370,7 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     } else {
       for (const std::string& e : errors) msg += "\n  - " + e;
     }
-    throw Error(msg);
+    throw ConfigurationError(msg, out.on_error);
   }
   return out;
 }

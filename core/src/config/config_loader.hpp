@@ -14,13 +14,25 @@
 
 namespace regiontrace::detail {
 
+// A start-up error that also carries the `on_error` policy the configuration
+// asked for, as far as it could be read (`exit` when it could not).
+class REGIONTRACE_INTERNAL ConfigurationError : public Error {
+ public:
+  ConfigurationError(const std::string& message, OnError on_error)
+      : Error(message), on_error_(on_error) {}
+  OnError on_error() const { return on_error_; }
+
+ private:
+  OnError on_error_;
+};
+
 struct LoadMode {
-  bool load_all_plugins = false;  // `regiontrace check`: validate disabled sinks too
-  bool create_output_dirs = true;  // false: only check that they could be created
+  bool load_all_plugins = false;            // `regiontrace check`: validate disabled sinks too
+  bool create_output_dirs = true;           // false: only check that they could be created
   std::vector<std::string> extra_profiles;  // before Options::profiles
 };
 
-// Throws regiontrace::Error listing every problem found, one per line.
+// Throws ConfigurationError listing every problem found, one per line.
 REGIONTRACE_INTERNAL EffectiveConfig load_configuration(const Options& options,
                                                         const Environment& env,
                                                         const LoadMode& mode = {});

@@ -16,6 +16,10 @@
 
 namespace regiontrace::detail {
 
+// What the implicit start (the first region) does with a configuration error;
+// an explicit init() always throws.
+enum class OnError { kExit, kContinue };
+
 struct EffectiveValue {
   std::string key;  // dotted: "sinks.nvtx.domain"
   KeyType type = KeyType::kString;
@@ -43,6 +47,7 @@ struct EffectiveConfig {
   std::vector<std::string> plugin_paths;
   LogLevel log_level = LogLevel::kInfo;
   bool handle_signals = true;
+  OnError on_error = OnError::kExit;
   std::vector<SinkSettings> sinks;
   std::vector<PluginFile> plugins;
   std::vector<EffectiveValue> values;

@@ -32,9 +32,9 @@ bool seed_on(const std::string& v) {
 
 const std::vector<std::string>& core_variable_names() {
   static const std::vector<std::string> names = {
-      "REGIONTRACE_CONFIG",        "REGIONTRACE_SINKS",       "REGIONTRACE_REGIONS",
-      "REGIONTRACE_OUTPUT_DIR",    "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
-      "REGIONTRACE_HANDLE_SIGNALS", "REGIONTRACE_CATALOGS"};
+      "REGIONTRACE_CONFIG",         "REGIONTRACE_SINKS",       "REGIONTRACE_REGIONS",
+      "REGIONTRACE_OUTPUT_DIR",     "REGIONTRACE_PLUGIN_PATH", "REGIONTRACE_LOG_LEVEL",
+      "REGIONTRACE_HANDLE_SIGNALS", "REGIONTRACE_CATALOGS",    "REGIONTRACE_ON_ERROR"};
   return names;
 }
 
@@ -93,6 +93,9 @@ void apply_core_environment(const Environment& env, ConfigTree& tree,
   if (const std::string* v = get(env, "REGIONTRACE_HANDLE_SIGNALS")) {
     tree.set("handle_signals", *v, env_source("REGIONTRACE_HANDLE_SIGNALS"));
   }
+  if (const std::string* v = get(env, "REGIONTRACE_ON_ERROR")) {
+    tree.set("on_error", *v, env_source("REGIONTRACE_ON_ERROR"));
+  }
 }
 
 void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
@@ -145,6 +148,8 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
       path.replace(p, 5, std::to_string(pid));
     }
     tree.set(at + "output", path, env_source("FASTVIDEO_TRACE_OUTPUT"));
+    // The seed's readers index rec["module"] on every line.
+    tree.set(at + "summary", "file", env_source("FASTVIDEO_TRACE_OUTPUT"));
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_STEPS")) {
     tree.set_list(at + "steps", split_list(*v), env_source("FASTVIDEO_TRACE_STEPS"));

@@ -2,10 +2,12 @@
 // forward hooks and no name of their own: the qualified name exists only as
 // a path from the root, so we walk named_modules() once and remember each
 // module's name (and region id) by address.
+#include <c10/util/Type.h>
 #include <torch/nn/module.h>
 
 #include <mutex>
 #include <shared_mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -74,6 +76,13 @@ RegionId module_region_id(const torch::nn::Module& module) {
   RegionId region = 0;
   if (ModuleNames::instance().find_region(&module, &region)) return region;
   return region_id(module.name());
+}
+
+void throw_not_a(const torch::nn::Module& module, const char* wanted_type) {
+  const std::string name = module_name(module);
+  throw std::invalid_argument("regiontrace::forward<" + c10::demangle(wanted_type) +
+                              ">: the module " + (name.empty() ? "" : "`" + name + "` ") + "is a " +
+                              module.name() + ", not that type");
 }
 
 }  // namespace detail

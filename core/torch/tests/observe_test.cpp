@@ -130,5 +130,28 @@ TEST_F(Observe, OnlySelectedRegionsSeeTensors) {
   EXPECT_EQ(events[0].module, "wanted");
 }
 
+// observe() is an entry point like a region: in a program that has not
+// started regiontrace, the first observe() starts it from the environment.
+TEST(ObserveFirst, StartsRegiontraceLikeARegion) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  const ChildResult r = run_in_child([&] {
+    setenv("REGIONTRACE_PLUGIN_PATH", test_plugin_dir().c_str(), 1);
+    setenv("REGIONTRACE_SINKS", "recorder", 1);
+    setenv("REGIONTRACE_RECORDER_FILE", file.c_str(), 1);
+    setenv("REGIONTRACE_RECORDER_TENSORS", "1", 1);
+    setenv("REGIONTRACE_OUTPUT_DIR", dir.path().c_str(), 1);
+    // A forked child starts with regiontrace off; make it a fresh process.
+    detail::g_tensors_wanted.store(true);
+    detail::g_state.store(detail::kStateUninitialized);
+    observe("first", at::ones({2}));
+    return enabled() ? 0 : 3;
+  });
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(labels(tensor_events(file)), (std::vector<std::string>{"first"}));
+}
+
 }  // namespace
 }  // namespace regiontrace::test

@@ -1,11 +1,13 @@
 // Process lifecycle: a forked child never writes into its parent's files, and
 // a write failure switches the sink off while the application goes on.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "memory_test_support.hpp"
 #include "torch_workload.hpp"
@@ -15,6 +17,35 @@ namespace {
 
 using regiontrace::test::CleanEnv;
 using regiontrace::test::TempDir;
+
+// Freeing tensors that existed before the sink listened makes libtorch's CPU
+// allocator log through glog; a program that never set glog up must not see
+// that (nor glog's "Logging before InitGoogleLogging()").
+TEST(MemoryLifecycle, LibtorchsGlogWarningsStayOutOfANormalRun) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  const regiontrace::test::ChildResult child = regiontrace::test::run_in_child([&] {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    // libtorch logs one in a thousand unknown frees: free more than that.
+    std::vector<Buffer> before(1001);
+    for (Buffer& b : before) b = Buffer(64);
+    SinkRun run(memory_options(dir.path()));
+    {
+      RT_REGION("frees_older_tensors");
+      before.clear();
+      allocate_and_free(kKiB);
+    }
+    run.stop();
+    return 0;
+  });
+  ASSERT_TRUE(child.exited && child.exit_code == 0);
+  const std::string log = regiontrace::test::read_file(err);
+  EXPECT_EQ(log.find("Memory block of unknown size"), std::string::npos) << log;
+  EXPECT_EQ(log.find("InitGoogleLogging"), std::string::npos) << log;
+  EXPECT_EQ(regiontrace::test::list_files(dir.path(), "memory_summary").size(), 1u);
+}
 
 TEST(MemoryLifecycle, AForkedChildWritesItsOwnFilesOnly) {
   CleanEnv env;

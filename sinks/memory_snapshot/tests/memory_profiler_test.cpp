@@ -63,6 +63,58 @@ TEST(MemoryWithProfiler, AProfilerStatePushedInsideNestedRegions) {
   EXPECT_EQ(out.summary.at("records").at("stood_aside"), 3);
 }
 
+// A region measured only while a profiler held the slot has no figures of
+// its own: the summary's table and JSON say why instead of showing zeros.
+TEST(MemoryWithProfiler, WhereItStoodAsideTheSummarySaysWhyInsteadOfZeros) {
+  CleanEnv env;
+  TempDir dir;
+  Options o = memory_options(dir.path());
+  o.set("log_level", "info");  // the summary table is an info line
+  SinkRun run(o);
+  {
+    RT_REGION("outer");
+    push_profiler_state();
+    {
+      RT_REGION("profiled_only");
+      allocate_and_free(2 * kMiB);
+    }
+    pop_profiler_state();
+    {
+      RT_REGION("measured");
+      allocate_and_free(kMiB);
+    }
+  }
+  testing::internal::CaptureStderr();
+  run.stop();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const MemoryOutputs out = read_outputs(dir.path());
+  const std::string why = "stood aside: the torch profiler (Kineto) held libtorch's";
+
+  const json* aside = out.region_summary("outer/profiled_only");
+  ASSERT_NE(aside, nullptr);
+  EXPECT_EQ(aside->at("stood_aside_calls"), 1);
+  EXPECT_EQ(aside->at("stood_aside").get<std::string>().rfind(why, 0), 0u) << aside->dump();
+  EXPECT_TRUE(aside->at("devices").empty()) << "no zeros for what was not measured";
+  const json* measured = out.region_summary("outer/measured");
+  ASSERT_NE(measured, nullptr);
+  EXPECT_TRUE(measured->at("stood_aside").is_null());
+  EXPECT_GE(measured->at("devices").at("cpu").at("highest_peak_bytes").get<std::int64_t>(), kMiB);
+  EXPECT_EQ(out.summary.at("records").at("stood_aside_why").get<std::string>().rfind(why, 0), 0u);
+
+  const std::size_t at = log.find("outer/profiled_only ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string row = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(row.find(why), std::string::npos) << log;
+  EXPECT_EQ(row.find(" 0 B"), std::string::npos) << row;
+  // `outer` was measured, except while the profiler ran: figures, marked.
+  EXPECT_NE(log.find("outer*  "), std::string::npos) << log;
+  EXPECT_NE(log.find("* some calls miss what another profiler took"), std::string::npos) << log;
+  const json* outer = out.region_summary("outer");
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->at("stood_aside_calls"), 1);
+  EXPECT_FALSE(outer->at("devices").empty());
+}
+
 TEST(MemoryWithProfiler, TheReporterLeavesTheSlotOnceTheSinkIsGone) {
   CleanEnv env;
   TempDir dir;
@@ -179,6 +231,42 @@ TEST(MemoryWithProfiler, TogetherWithTheTorchProfilerSinkNothingBreaks) {
     if (std::filesystem::path(f).extension() == ".json") {
       EXPECT_NO_THROW(regiontrace::test::read_json(f)) << f;
     }
+  }
+}
+
+// The case: both sinks on one region filter. Whichever is built
+// first, the profiler holds the slot for the whole region, so the memory
+// summary says why it has no figures there, never "peak 0 B".
+TEST(MemoryWithProfiler, SameRegionsForBothSinksInEitherOrder) {
+  for (const bool memory_first : {true, false}) {
+    CleanEnv env;
+    TempDir dir;
+    // Sinks are built in the order the profile names them.
+    const std::string profile = dir.file("both.yaml");
+    regiontrace::test::write_file(
+        profile, memory_first ? "sinks:\n  memory_snapshot: {}\n  torch_profiler: {gzip: false}\n"
+                              : "sinks:\n  torch_profiler: {gzip: false}\n  memory_snapshot: {}\n");
+    Options o = memory_options(dir.path());
+    o.profiles = {profile};
+    o.set("regions", "denoise");
+    {
+      SinkRun run(o);
+      RT_REGION("pipeline");
+      for (int i = 0; i < 2; ++i) {
+        RT_REGION("denoise");
+        allocate_and_free(256 * kKiB);
+      }
+    }
+    const MemoryOutputs out = read_outputs(dir.path());
+    const json* denoise = out.region_summary("pipeline/denoise");
+    ASSERT_NE(denoise, nullptr) << out.summary.dump();
+    EXPECT_EQ(denoise->at("calls"), 2);
+    EXPECT_EQ(denoise->at("stood_aside")
+                  .get<std::string>()
+                  .rfind("stood aside: the torch profiler (Kineto)", 0),
+              0u)
+        << "memory first: " << memory_first << " " << denoise->dump();
+    EXPECT_TRUE(denoise->at("devices").empty()) << denoise->dump();
   }
 }
 

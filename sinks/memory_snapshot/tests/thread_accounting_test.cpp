@@ -112,6 +112,23 @@ TEST(ThreadAccounting, StandingAsideMarksTheEnclosingRegionsToo) {
   f.acc.close(1, f.counters, false, &outer);
   EXPECT_TRUE(inner.stood_aside);
   EXPECT_TRUE(outer.stood_aside);
+  // Nothing was heard in either: no figures of their own.
+  EXPECT_TRUE(inner.unmeasured);
+  EXPECT_TRUE(outer.unmeasured);
+}
+
+TEST(ThreadAccounting, AStoodAsideRegionThatHeardEventsIsMeasuredInPart) {
+  Fixture f;
+  f.acc.open(1, 2, 0, 0, f.counters, false);
+  f.acc.note_heard();  // an allocation before the profiler took the slot
+  f.acc.open(2, 3, 0, 0, f.counters, true);
+  ClosedRegion inner;
+  ClosedRegion outer;
+  f.acc.close(2, f.counters, true, &inner);
+  f.acc.close(1, f.counters, false, &outer);
+  EXPECT_TRUE(inner.unmeasured);
+  EXPECT_TRUE(outer.stood_aside);
+  EXPECT_FALSE(outer.unmeasured);
 }
 
 TEST(ThreadAccounting, AnEndWithoutItsBeginIsIgnored) {

@@ -11,7 +11,9 @@
 namespace regiontrace::detail {
 
 // True while at least one running sink asked for tensors: the one load
-// observe() makes when nobody listens.
+// observe() makes when nobody listens. True before the start, too, so that
+// observe() can be the call that starts regiontrace; every way to the
+// on or off state sets it.
 extern REGIONTRACE_API std::atomic<bool> g_tensors_wanted;
 
 // Does a tensor sink have a selected region open on this thread (and the

@@ -9,12 +9,16 @@
 //   regiontrace::observe("kv", std::tuple{k, v});   // labels kv[0], kv[1]
 //
 //   regiontrace::name_modules(model);          // once: remember qualified names
-//   auto y = regiontrace::forward(model->blocks[3], x);   // was: blocks[3]->forward(x)
+//   auto y = regiontrace::forward(model->block, x);   // was: model->block->forward(x)
+//   auto z = regiontrace::forward<BlockImpl>(model->blocks[3], x);  // ModuleList element
 //
 // forward() opens a region named after the module ("blocks.3"), calls its
 // forward(), observes what it returns as `out` (nested outputs flattened to
 // `out[0]`, `out.key`) and returns it. It takes the module by reference, as a
-// std::shared_ptr, or as a holder (torch::nn::Linear).
+// std::shared_ptr, as a holder (torch::nn::Linear, Sequential) or an
+// AnyModule. ModuleList / ModuleDict elements are plain nn::Modules: name
+// their type, forward<BlockImpl>(blocks[i], x), or take
+// forward(blocks->ptr<BlockImpl>(i), x).
 //
 // Cost: with no sink asking for tensors, observe() is one relaxed atomic load
 // and a branch; forward() with no sink configured is that plus a region's
@@ -36,6 +40,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "regiontrace/detail/tensor_dispatch.hpp"
@@ -45,6 +50,7 @@
 
 namespace torch::nn {
 class Module;
+class AnyModule;
 }  // namespace torch::nn
 
 namespace regiontrace {
@@ -52,9 +58,15 @@ namespace regiontrace {
 // Hands `value` (a tensor, or a nest of them: see above) to every sink that
 // wants tensors in the region open on this thread. Never throws for lack of
 // listeners; a sink that fails is switched off by the host.
+// Like every entry point, the first call starts regiontrace if nothing has
+// (g_tensors_wanted reads true until the start says otherwise).
 template <typename T>
 inline void observe(std::string_view label, const T& value) {
   if (!detail::g_tensors_wanted.load(std::memory_order_relaxed)) return;
+  if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
+    detail::lazy_init();
+    if (!detail::g_tensors_wanted.load(std::memory_order_relaxed)) return;
+  }
   detail::observe_value(label, value);
 }
 
@@ -85,25 +97,51 @@ namespace detail {
 // module name_modules() never saw, its class name (Module::name()).
 REGIONTRACE_TORCH_API RegionId module_region_id(const torch::nn::Module& module);
 
-// A region around one module call, opened only while regiontrace may be on.
 // The region of a module's forward(): looked up only when regions can be
 // on (the lookup reads the configuration on first use); with sinks off any
 // id will do, since the Region then does nothing.
 inline RegionId forward_region_id(const torch::nn::Module& module) {
   return g_state.load(std::memory_order_relaxed) != kStateOff ? module_region_id(module) : 0;
 }
-}  // namespace detail
 
-// Calls module.forward(args...) inside a region named after the module,
-// observes its result as `out` and returns it. `module` is an nn::Module
-// subclass by reference, a std::shared_ptr to one, or a holder
-// (torch::nn::Linear, TORCH_MODULE(...)).
-template <typename M, typename... Args>
-auto forward(M&& module, Args&&... args)
-    -> decltype(detail::module_object(module).forward(std::forward<Args>(args)...)) {
-  auto& object = detail::module_object(module);
+// The nn::Module behind what forward() was given; an AnyModule is not one
+// but holds one.
+template <typename Object>
+const torch::nn::Module& module_base(const Object& object) {
+  if constexpr (std::is_same_v<Object, torch::nn::AnyModule>) {
+    return *object.ptr();
+  } else {
+    return static_cast<const torch::nn::Module&>(object);
+  }
+}
+
+// Impl for an Impl, BlockImpl for a TORCH_MODULE(Block) holder.
+template <typename T, typename = void>
+struct ImplOf {
+  using type = T;
+};
+template <typename T>
+struct ImplOf<T, std::enable_if_t<IsModuleHolder<T>::value>> {
+  using type = typename T::ContainedType;
+};
+
+[[noreturn]] REGIONTRACE_TORCH_API void throw_not_a(const torch::nn::Module& module,
+                                                    const char* wanted_type);
+
+// The module as the type the caller named: container elements are handed out
+// as std::shared_ptr<nn::Module>, which has no forward().
+template <typename Impl, typename M>
+Impl& module_as(M& module) {
+  auto& base = const_cast<torch::nn::Module&>(module_base(module_object(module)));
+  auto* typed = dynamic_cast<Impl*>(&base);
+  if (typed == nullptr) throw_not_a(base, typeid(Impl).name());
+  return *typed;
+}
+
+template <typename Object, typename... Args>
+decltype(auto) forward_in_region(Object& object, Args&&... args) {
   using Result = decltype(object.forward(std::forward<Args>(args)...));
-  const Region region(detail::forward_region_id(static_cast<const torch::nn::Module&>(object)));
+  const Region region(forward_region_id(module_base(object)));
   if constexpr (std::is_void_v<Result>) {
     object.forward(std::forward<Args>(args)...);
   } else {
@@ -111,6 +149,32 @@ auto forward(M&& module, Args&&... args)
     observe("out", out);
     return out;
   }
+}
+}  // namespace detail
+
+// Calls module.forward(args...) inside a region named after the module,
+// observes its result as `out` and returns it. `module` is an nn::Module
+// subclass by reference, a std::shared_ptr to one, a holder
+// (torch::nn::Linear, TORCH_MODULE(...), torch::nn::Sequential) or a
+// torch::nn::AnyModule (whose forward() returns a Tensor).
+template <typename M, typename... Args>
+auto forward(M&& module, Args&&... args)
+    -> decltype(detail::module_object(module).forward(std::forward<Args>(args)...)) {
+  return detail::forward_in_region(detail::module_object(module), std::forward<Args>(args)...);
+}
+
+// The same for a module handed out as a plain nn::Module, as ModuleList,
+// ModuleDict and Sequential elements are: name its type (the Impl or its
+// holder). Throws std::invalid_argument when the module is not one.
+//
+//   regiontrace::forward<BlockImpl>(model->blocks[3], x, t);   // ModuleList
+//   regiontrace::forward<Head>(model->heads["proj"], h);       // ModuleDict
+template <typename Impl, typename M, typename... Args>
+auto forward(M&& module, Args&&... args)
+    -> decltype(std::declval<typename detail::ImplOf<Impl>::type&>().forward(
+        std::forward<Args>(args)...)) {
+  return detail::forward_in_region(detail::module_as<typename detail::ImplOf<Impl>::type>(module),
+                                   std::forward<Args>(args)...);
 }
 
 }  // namespace regiontrace

@@ -34,6 +34,10 @@ enum Interest : std::uint32_t {
   // of a routed region on some machines (a trapped rdtsc in a VM costs
   // ~100 ns): sinks whose tool keeps its own time (NVTX) should leave it out.
   kInterestTimestamps = 1u << 6,
+  // Not an event family: the sink writes no files (its output goes to a tool,
+  // as NVTX ranges do), so the host creates no output folder for it and
+  // writes no effective configuration on its account.
+  kWritesNoFiles = 1u << 7,
   kInterestDefault =
       kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots | kInterestTimestamps,
 };

@@ -1,0 +1,136 @@
+// forward() with the standard libtorch containers: ModuleList and ModuleDict
+// elements (handed out as plain nn::Modules), Sequential and AnyModule. Each
+// form must compile and open the region name_modules() gave the module; a
+// module region is selected by its exact name even when it registers after
+// start-up. Uses the recording test sink.
+#include <gtest/gtest.h>
+#include <torch/nn.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "recorded_events.hpp"
+#include "regiontrace/torch.hpp"
+#include "test_support.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+struct BlockImpl : torch::nn::Module {
+  BlockImpl() { fc = register_module("fc", torch::nn::Linear(4, 4)); }
+  torch::Tensor forward(const torch::Tensor& x, double scale) {
+    return regiontrace::forward(fc, x) * scale;
+  }
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(Block);
+
+struct NetImpl : torch::nn::Module {
+  NetImpl() {
+    blocks = register_module("blocks", torch::nn::ModuleList());
+    for (int i = 0; i < 4; ++i) blocks->push_back(Block());
+    heads = register_module("heads", torch::nn::ModuleDict());
+    heads->update({{"proj", Block().ptr()}});
+    seq = register_module("seq", torch::nn::Sequential(torch::nn::Linear(4, 4), torch::nn::ReLU()));
+    any = torch::nn::AnyModule(torch::nn::Linear(4, 4));
+    register_module("any", any.ptr());
+  }
+  torch::nn::ModuleList blocks{nullptr};
+  torch::nn::ModuleDict heads{nullptr};
+  torch::nn::Sequential seq{nullptr};
+  torch::nn::AnyModule any;
+};
+TORCH_MODULE(Net);
+
+std::vector<std::string> begun(const std::string& file) {
+  std::vector<std::string> out;
+  for (const auto& e : events_of(read_jsonl(file), "begin")) out.push_back(e["name"]);
+  return out;
+}
+
+class ModuleForward : public ::testing::Test {
+ protected:
+  void SetUp() override { regiontrace::name_modules(net_); }
+  void start(std::map<std::string, std::string> extra = {}) {
+    init(recorder_options(file(), std::move(extra)));
+  }
+  std::string file() const { return dir_.file("events.jsonl"); }
+
+  CleanEnv env_;
+  TempDir dir_;
+  Net net_;
+  torch::Tensor x_ = torch::ones({2, 4});
+};
+
+TEST_F(ModuleForward, ModuleListElementByItsImplOrHolderType) {
+  start();
+  const torch::Tensor a = regiontrace::forward<BlockImpl>(net_->blocks[3], x_, 2.0);
+  const torch::Tensor b = regiontrace::forward<Block>(net_->blocks[3], x_, 2.0);
+  const torch::Tensor c = regiontrace::forward(net_->blocks->ptr<BlockImpl>(3), x_, 2.0);
+  shutdown();
+  EXPECT_TRUE(a.equal(net_->blocks->ptr<BlockImpl>(3)->forward(x_, 2.0)));
+  EXPECT_TRUE(a.equal(b) && a.equal(c));
+  EXPECT_EQ(begun(file()), (std::vector<std::string>{"blocks.3", "blocks.3.fc", "blocks.3",
+                                                     "blocks.3.fc", "blocks.3", "blocks.3.fc"}));
+}
+
+TEST_F(ModuleForward, ModuleDictElement) {
+  start();
+  regiontrace::forward<BlockImpl>(net_->heads["proj"], x_, 1.0);
+  regiontrace::forward(net_->heads->at<BlockImpl>("proj"), x_, 1.0);
+  shutdown();
+  EXPECT_EQ(begun(file()), (std::vector<std::string>{"heads.proj", "heads.proj.fc", "heads.proj",
+                                                     "heads.proj.fc"}));
+}
+
+TEST_F(ModuleForward, SequentialAndItsElements) {
+  start();
+  const torch::Tensor y = regiontrace::forward(net_->seq, x_);
+  regiontrace::forward<torch::nn::Linear>(net_->seq[0], x_);
+  regiontrace::forward<torch::nn::ReLUImpl>(net_->seq->ptr(1), x_);
+  shutdown();
+  EXPECT_TRUE(y.equal(net_->seq->forward(x_)));
+  EXPECT_EQ(begun(file()), (std::vector<std::string>{"seq", "seq.0", "seq.1"}));
+}
+
+TEST_F(ModuleForward, AnyModule) {
+  start();
+  const torch::Tensor y = regiontrace::forward(net_->any, x_);
+  shutdown();
+  EXPECT_TRUE(y.equal(net_->any.forward(x_)));
+  EXPECT_EQ(begun(file()), (std::vector<std::string>{"any"}));
+}
+
+TEST_F(ModuleForward, TheWrongTypeIsAnErrorNamingTheModule) {
+  try {
+    regiontrace::forward<torch::nn::LinearImpl>(net_->blocks[1], x_);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("the module `blocks.1` is a "), std::string::npos) << what;
+    EXPECT_NE(what.find("LinearImpl"), std::string::npos) << what;
+  }
+}
+
+TEST(ModuleForwardSelection, AModuleRegionIsSelectedByNameBeforeTheModelExists) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  testing::internal::CaptureStderr();
+  init(recorder_options(file, {{"regions", "blocks.3"}}));
+  Net net;  // built and named after start-up: its regions register now
+  regiontrace::name_modules(net);
+  const torch::Tensor x = torch::ones({2, 4});
+  for (std::size_t i = 0; i < net->blocks->size(); ++i) {
+    regiontrace::forward<BlockImpl>(net->blocks[i], x, 1.0);
+  }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("unknown region"), std::string::npos) << log;
+  EXPECT_EQ(log.find("never entered"), std::string::npos) << log;
+  EXPECT_EQ(begun(file), (std::vector<std::string>{"blocks.3"}));
+}
+
+}  // namespace
+}  // namespace regiontrace::test

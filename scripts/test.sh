@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Everything CI runs: install, build, the whole ctest suite, then the core
-# suite again under AddressSanitizer+UBSan and ThreadSanitizer.
+# Everything CI runs: install, build, the whole ctest suite, the GPU check
+# (its CPU path without a GPU), the core suite again under
+# AddressSanitizer+UBSan and ThreadSanitizer, and the exit paths of the sinks
+# and examples under ASan+UBSan with libtorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh

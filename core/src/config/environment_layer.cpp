@@ -132,7 +132,11 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
     if (seed_on(*v)) tree.set("sinks.nvtx.prefix", "fastvideo", src);
   }
   const std::string at = "sinks.activation_trace.";
-  if (const std::string* v = get(env, "FASTVIDEO_TRACE_ACTIVATIONS")) {
+  // The seed's family is switched on by FASTVIDEO_TRACE_ACTIVATIONS alone: its
+  // other variables only shape a trace that something else turned on.
+  const bool section_before = tree.find("sinks.activation_trace") != nullptr;
+  const std::string* seed_switch = get(env, "FASTVIDEO_TRACE_ACTIVATIONS");
+  if (const std::string* v = seed_switch) {
     tree.set(at + "enabled", seed_on(*v) ? "true" : "false",
              env_source("FASTVIDEO_TRACE_ACTIVATIONS"));
   }
@@ -153,6 +157,9 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_STEPS")) {
     tree.set_list(at + "steps", split_list(*v), env_source("FASTVIDEO_TRACE_STEPS"));
+  }
+  if (seed_switch == nullptr && !section_before && tree.find("sinks.activation_trace") != nullptr) {
+    tree.set(at + "enabled", "false", "env FASTVIDEO_TRACE_* without FASTVIDEO_TRACE_ACTIVATIONS");
   }
 }
 

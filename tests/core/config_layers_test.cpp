@@ -86,6 +86,29 @@ TEST(ConfigLayers, SinksVariableNamesExactlyTheSinksThatRun) {
   EXPECT_EQ(value(t, "sinks.torch_profiler.with_stack"), "true");  // kept, just off
 }
 
+TEST(ConfigLayers, AVariableForASinkNotInTheListDoesNotTurnItOn) {
+  // Issue 13: REGIONTRACE_SINKS=activation_trace with a memory setting ran
+  // memory_snapshot too.
+  const ConfigTree t = tree({}, {{"REGIONTRACE_SINKS", "activation_trace"},
+                                 {"REGIONTRACE_NVTX_DOMAIN", "mine"},
+                                 {"REGIONTRACE_ACTIVATION_TRACE_OPS", "true"}});
+  EXPECT_EQ(value(t, "sinks.activation_trace.enabled"), "true");
+  EXPECT_EQ(value(t, "sinks.activation_trace.ops"), "true");
+  EXPECT_EQ(value(t, "sinks.nvtx.domain"), "mine");  // kept, for the record
+  EXPECT_EQ(value(t, "sinks.nvtx.enabled"), "false");
+  EXPECT_NE(t.source("sinks.nvtx.enabled").find("REGIONTRACE_NVTX_DOMAIN"), std::string::npos);
+
+  // A profile's sinks are a list too; without any list a variable still
+  // turns its sink on, and `_ENABLED` always can.
+  TempDir dir;
+  write_file(dir.file("p.yaml"), "sinks:\n  torch_profiler: {}\n");
+  Options o;
+  o.profiles = {dir.file("p.yaml")};
+  EXPECT_EQ(value(tree(o, {{"REGIONTRACE_NVTX_DOMAIN", "x"}}), "sinks.nvtx.enabled"), "false");
+  EXPECT_EQ(value(tree({}, {{"REGIONTRACE_NVTX_DOMAIN", "x"}}), "sinks.nvtx.enabled"), "<unset>");
+  EXPECT_EQ(value(tree(o, {{"REGIONTRACE_NVTX_ENABLED", "true"}}), "sinks.nvtx.enabled"), "true");
+}
+
 TEST(ConfigLayers, SinkVariablesTakeTheLongestSinkName) {
   const ConfigTree t =
       tree({}, {{"REGIONTRACE_TORCH_PROFILER_RECORD_SHAPES", "1"}}, {"torch", "torch_profiler"});

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 
+#include "../logger.hpp"
 #include "../suggest.hpp"
 #include "config_sources.hpp"
 
@@ -167,6 +168,11 @@ void apply_sink_environment(const Environment& env, const std::vector<std::strin
                             ConfigTree& tree, std::vector<std::string>* errors) {
   const std::string prefix = "REGIONTRACE_";
   const std::vector<std::string>& core = core_variable_names();
+  // Where a sink list was given (REGIONTRACE_SINKS, a profile's sinks, the
+  // seed's switches), exactly those sinks run: a variable for another sink
+  // is kept but does not turn it on.
+  const std::vector<std::string> listed = tree.keys("sinks");
+  const bool list_given = get(env, "REGIONTRACE_SINKS") != nullptr || !listed.empty();
   for (const auto& [name, value] : env) {
     if (name.rfind(prefix, 0) != 0) continue;
     if (std::find(core.begin(), core.end(), name) != core.end()) continue;
@@ -192,7 +198,18 @@ void apply_sink_environment(const Environment& env, const std::vector<std::strin
       continue;
     }
     const std::string key = rest.substr(sink.size() + 1);
+    const bool unlisted =
+        list_given && std::find(listed.begin(), listed.end(), sink) == listed.end();
     tree.set("sinks." + sink + "." + key, value, env_source(name));
+    if (unlisted && key != "enabled") {
+      tree.set("sinks." + sink + ".enabled", "false",
+               env_source(name) + " (set, but " + sink + " is not among the sinks that run)");
+      log_once(LogLevel::kWarn, "unlisted:" + name,
+               "environment variable " + name + " is set but sink `" + sink +
+                   "` is not enabled (the sinks that run: " +
+                   (listed.empty() ? std::string("none") : join(listed, ", ")) +
+                   "); name it in REGIONTRACE_SINKS or the profile to run it");
+    }
   }
 }
 

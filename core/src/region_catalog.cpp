@@ -9,9 +9,7 @@
 // A bare top-level list of {name, description} is accepted as well.
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "config/bounded_text_file.hpp"
 #include "region_registry.hpp"
 #include "regiontrace/regiontrace.hpp"
 #include "regiontrace/sdk/color.hpp"
@@ -95,11 +93,7 @@ void load_region_catalog(const std::string& yaml_text, const std::string& source
 }
 
 void load_region_catalog_file(const std::string& path, RegionRegistry& registry) {
-  std::ifstream in(path);
-  if (!in) throw Error("region catalog " + path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  load_region_catalog(text.str(), path, registry);
+  load_region_catalog(read_bounded_text_file(path, "region catalog"), path, registry);
 }
 
 }  // namespace regiontrace::detail

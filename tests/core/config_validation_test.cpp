@@ -45,6 +45,40 @@ class ConfigValidation : public ::testing::Test {
   TempDir dir_;
 };
 
+// Issue 13: /dev/zero as a profile, include or catalog grew without end; a
+// folder as a profile was an empty profile.
+TEST_F(ConfigValidation, ProfilesAndCatalogsMustBeBoundedRegularFiles) {
+  EXPECT_NE(error_of(with_profile("/dev/zero")).find("profile /dev/zero: is not a regular file"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_profile(dir_.path())).find(": is a folder, not a file"),
+            std::string::npos);
+  const std::string including = profile("include: /dev/zero\n");
+  EXPECT_NE(error_of(with_profile(including)).find("/dev/zero: is not a regular file"),
+            std::string::npos);
+  // Catalogs are read when regiontrace starts: in a child, which it ends.
+  const ChildResult child = run_in_child([&] {
+    Options o;
+    o.read_environment = false;
+    o.set("output_dir", dir_.path());
+    o.set("catalogs", "/dev/zero");
+    try {
+      init(o);
+    } catch (const Error& e) {
+      return std::string(e.what()).find("region catalog /dev/zero: is not a regular file") !=
+                     std::string::npos
+                 ? 0
+                 : 3;
+    }
+    return 4;
+  });
+  EXPECT_TRUE(child.exited);
+  EXPECT_EQ(child.exit_code, 0);
+  const std::string big = dir_.file("big.yaml");
+  write_file(big, "# " + std::string(16u << 20, 'x') + "\n");
+  const std::string msg = error_of(with_profile(big));
+  EXPECT_NE(msg.find("at most 16 MiB"), std::string::npos) << msg.substr(0, 300);
+}
+
 TEST_F(ConfigValidation, MalformedYamlNamesFileLineAndColumn) {
   const std::string p = profile("output_dir: /tmp\nsinks:\n  recorder: [unclosed\n");
   const std::string msg = error_of(with_profile(p));

@@ -25,9 +25,14 @@ std::string read_raw(const std::string& path) {
   if (file == nullptr) throw io_error(path, std::strerror(errno));
   std::string bytes;
   struct stat info {};
-  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode)) {
-    bytes.reserve(static_cast<std::size_t>(info.st_size) + simdjson::SIMDJSON_PADDING);
+  // A device or pipe (`/dev/zero`) would be read without end: traces are files.
+  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+    std::fclose(file);
+    throw io_error(path, S_ISDIR(info.st_mode)
+                             ? "is a folder, not a trace file"
+                             : "is not a regular file (a device, pipe or socket)");
   }
+  bytes.reserve(static_cast<std::size_t>(info.st_size) + simdjson::SIMDJSON_PADDING);
   char chunk[1 << 16];
   std::size_t n = 0;
   while ((n = std::fread(chunk, 1, sizeof(chunk), file)) > 0) bytes.append(chunk, n);

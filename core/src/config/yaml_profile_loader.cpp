@@ -1,9 +1,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "bounded_text_file.hpp"
 #include "config_sources.hpp"
 #include "regiontrace/regiontrace.hpp"
 
@@ -60,16 +59,10 @@ void load_file(const std::string& path, ConfigTree& tree, std::vector<std::strin
     if (c == abs.string())
       throw Error("profile " + path + " includes itself (through " + chain.front() + ")");
   }
-  std::ifstream in(abs);
-  if (!in) {
-    throw Error("profile " + path + ": cannot be read (" +
-                (fs::exists(abs) ? "permission denied" : "no such file") + ")");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_bounded_text_file(abs.string(), "profile");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw Error(path + ":" + std::to_string(e.mark.line + 1) + ":" +
                 std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);

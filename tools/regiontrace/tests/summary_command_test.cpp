@@ -169,5 +169,19 @@ TEST_F(SummaryCommand, BadInputExitsTwo) {
   EXPECT_EQ(run_cli("summary --sort fastest " + shell_quoted(plain_)).exit_code, 2);
 }
 
+// Issue 13: /dev/zero was read until memory ran out (45 s, std::bad_alloc).
+TEST_F(SummaryCommand, DevicesAndFoldersAreRefusedAtOnce) {
+  for (const std::string& cmd :
+       {std::string("summary /dev/zero"),
+        "merge -o " + dir_.file("m.json") + " /dev/zero " + shell_quoted(plain_)}) {
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.output.find("/dev/zero: is not a regular file"), std::string::npos) << r.output;
+  }
+  const auto r = run_cli("summary " + shell_quoted(dir_.path()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is a folder, not a trace file"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace regiontrace::test

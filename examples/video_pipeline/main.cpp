@@ -307,5 +307,12 @@ int main(int argc, char** argv) {
     std::cerr << "video_pipeline: " << e.what() << "\n";
     return 2;
   }
-  return run(s);
+  try {
+    return run(s);
+  } catch (const std::exception& e) {
+    // As the library does: say what failed; what the sinks recorded is
+    // flushed at exit.
+    std::cerr << "video_pipeline: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -54,6 +54,23 @@ TEST(CheckCommand, InvalidProfileListsEveryErrorAndExitsOne) {
   EXPECT_NE(r.output.find("unknown sink `recordr`"), std::string::npos) << r.output;
 }
 
+// Issue 13: `max_trace_mb: nan` was accepted (strtod reads nan and inf).
+TEST(CheckCommand, NonFiniteNumbersAreNotNumbers) {
+  if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_torch_profiler.so")) {
+    GTEST_SKIP() << "the torch_profiler sink (the one real-valued key) is not built";
+  }
+  for (const std::string value : {"nan", "inf", "-inf", ".nan"}) {
+    TempDir dir;
+    write_file(dir.file("p.yaml"), "sinks:\n  torch_profiler:\n    max_trace_mb: " + value + "\n");
+    const auto r = regiontrace("check p.yaml", dir.path());
+    EXPECT_EQ(r.exit_code, 1) << value << ": " << r.output;
+    EXPECT_NE(r.output.find("`sinks.torch_profiler.max_trace_mb` (p.yaml:3): `" + value +
+                            "` is not a number"),
+              std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(CheckCommand, RegionFilterThatSelectsNothingIsInvalid) {
   TempDir dir;
   write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [traning_step]\n");

@@ -79,6 +79,24 @@ TEST_F(ConfigValidation, ProfilesAndCatalogsMustBeBoundedRegularFiles) {
   EXPECT_NE(msg.find("at most 16 MiB"), std::string::npos) << msg.substr(0, 300);
 }
 
+// Issue 13: these were accepted, or silently ignored.
+TEST_F(ConfigValidation, DuplicateKeysAndSinksThatAreNoMapAreErrors) {
+  // `nan` for a real-valued key: tests/cli (the only such key is torch_profiler's).
+  std::string msg;
+
+  const std::string twice = profile("output_dir: /a\nlog_level: info\noutput_dir: /b\n");
+  msg = error_of(with_profile(twice));
+  EXPECT_NE(msg.find(twice + ":3: `output_dir` is given twice (first at line 1)"),
+            std::string::npos)
+      << msg;
+
+  for (const std::string& sinks : {std::string("[1, 2]"), std::string("5")}) {
+    msg = error_of(with_profile(profile("sinks: " + sinks + "\n")));
+    EXPECT_NE(msg.find(":1: `sinks` maps sink names to their settings"), std::string::npos)
+        << sinks << ": " << msg;
+  }
+}
+
 TEST_F(ConfigValidation, MalformedYamlNamesFileLineAndColumn) {
   const std::string p = profile("output_dir: /tmp\nsinks:\n  recorder: [unclosed\n");
   const std::string msg = error_of(with_profile(p));

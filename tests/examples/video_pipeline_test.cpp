@@ -71,6 +71,19 @@ TEST(VideoPipeline, RefusesBadSizesWithAMessage) {
   EXPECT_TRUE(contains(r.output, "only 3 blocks")) << r.output;
 }
 
+// Issue 13: a GIF it could not write ended in std::terminate (exit 134).
+TEST(VideoPipeline, AnOutputItCannotWriteIsAMessageNotAnAbort) {
+  TempDir dir;
+  write_file(dir.file("taken"), "a file where the output folder should go");
+  const ProgramRun r = run_program(
+      video_pipeline_program(),
+      {"--steps", "1", "--frames", "1", "--blocks", "1", "--output-dir", dir.file("taken/out")});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "video_pipeline: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, dir.file("taken"))) << r.output;
+  EXPECT_FALSE(contains(r.output, "terminate called")) << r.output;
+}
+
 TEST(VideoPipeline, ABadProfileStopsItBeforeAnyWork) {
   TempDir dir;
   const std::string missing = dir.file("no_such_profile.yaml");

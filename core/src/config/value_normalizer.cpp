@@ -28,7 +28,8 @@ bool parse_double(const std::string& s, double* out) {
   if (s.empty()) return false;
   char* end = nullptr;
   *out = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size();
+  // strtod reads "nan" and "inf" too; no setting means either.
+  return end == s.c_str() + s.size() && std::isfinite(*out);
 }
 
 std::string range_text(const KeySpec& spec) {

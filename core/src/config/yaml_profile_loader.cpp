@@ -1,6 +1,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 
 #include "bounded_text_file.hpp"
 #include "config_sources.hpp"
@@ -17,9 +18,14 @@ std::string at(const std::string& source, const YAML::Node& node) {
 
 void merge_map(const YAML::Node& map, const std::string& prefix, const std::string& source,
                ConfigTree& tree) {
+  std::map<std::string, int> seen;  // name -> line, to refuse a key given twice
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) throw Error(at(source, kv.first) + ": keys must be plain names");
     const std::string name = kv.first.as<std::string>();
+    if (const auto [it, fresh] = seen.emplace(name, kv.first.Mark().line + 1); !fresh) {
+      throw Error(at(source, kv.first) + ": `" + name + "` is given twice (first at line " +
+                  std::to_string(it->second) + "); keep one");
+    }
     if (name.empty() || name.find('.') != std::string::npos) {
       throw Error(at(source, kv.first) + ": key `" + name +
                   "` is not a plain name (no dots; nest maps instead)");
@@ -28,6 +34,11 @@ void merge_map(const YAML::Node& map, const std::string& prefix, const std::stri
     const std::string path = prefix.empty() ? name : prefix + "." + name;
     const YAML::Node& v = kv.second;
     const std::string where = at(source, kv.first);
+    if (path == "sinks" && !v.IsMap() && !v.IsNull()) {
+      throw Error(where + ": `sinks` maps sink names to their settings " +
+                  "(sinks: {torch_profiler: {regions: [...]}, nvtx: {}}), not a " +
+                  (v.IsSequence() ? "list" : "value"));
+    }
     if (v.IsMap()) {
       tree.ensure(path, where);
       merge_map(v, path, source, tree);

@@ -3,7 +3,8 @@
 # then moved, and used from there with a clean environment (no
 # LD_LIBRARY_PATH, no REGIONTRACE_* variables) while nothing points back at
 # the build tree. Checks that
-#   - no installed binary has a RUNPATH into the build tree or the old prefix;
+#   - no installed binary has a RUNPATH into the build tree or the old prefix,
+#     and no installed plugin depends on libregiontrace;
 #   - `regiontrace check` passes for every shipped profile, with the sinks
 #     loaded from the prefix, and `regiontrace schema --markdown` documents
 #     every built-in sink;
@@ -54,6 +55,12 @@ while IFS= read -r -d '' f; do
 done < <(find "$P/bin" "$P/$RT_LIBDIR" -type f -print0)
 [ "$checked" -gt 0 ] || fail "no ELF files under $P"
 echo "RUNPATH: $checked ELF files, none points into the build tree"
+
+# --- no plugin brings the core: it resolves every dependency from the prefix ----
+if [ -n "$RT_SINKS" ]; then
+  bash "$(dirname "$0")/../plugin_links/plugins_do_not_link_core.sh" "$plugins" "${#sinks[@]}" \
+    || fail "an installed plugin links libregiontrace or misses a dependency"
+fi
 
 # --- the built-in sinks are all there --------------------------------------------
 installed=$(find "$plugins" -name 'regiontrace_sink_*.so' -printf '%f\n' \

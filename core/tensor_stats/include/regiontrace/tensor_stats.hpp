@@ -1,7 +1,7 @@
 // Statistics of a tensor in one pass over its data, accumulated in double:
 // what the activation_trace sink writes, open to anyone.
 //
-//   #include <regiontrace/tensor_stats.hpp>   // library RegionTrace::torch
+//   #include <regiontrace/tensor_stats.hpp>   // library RegionTrace::tensor_stats
 //
 //   regiontrace::TensorStats s = regiontrace::compute_stats(hidden);
 //   if (s.mean) std::cout << *s.mean << " " << s.nan_count << "\n";
@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "regiontrace/torch_export.hpp"
+#include "regiontrace/tensor_stats_export.hpp"
 
 namespace at {
 class Tensor;
@@ -67,10 +67,10 @@ struct StatsOptions {
   bool hash = false;    // a second pass over the raw bytes
 };
 
-REGIONTRACE_TORCH_API TensorStats compute_stats(const at::Tensor& tensor,
-                                                const StatsOptions& options = {});
+REGIONTRACE_TENSOR_STATS_API TensorStats compute_stats(const at::Tensor& tensor,
+                                                       const StatsOptions& options = {});
 
 // "torch.float32", "torch.bfloat16", ... for a tensor's dtype.
-REGIONTRACE_TORCH_API std::string dtype_name(const at::Tensor& tensor);
+REGIONTRACE_TENSOR_STATS_API std::string dtype_name(const at::Tensor& tensor);
 
 }  // namespace regiontrace

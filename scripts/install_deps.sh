@@ -16,6 +16,7 @@ packages=(
   python3-torch           # PyTorch for /usr/bin/python3 (the same libtorch): Python-side tests
   python3-dev pybind11-dev python3-pybind11   # the `regiontrace` Python module (python/)
   python3-pytest          # the Python package's tests, run by ctest
+  clang libclang-rt-14-dev   # libFuzzer targets (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

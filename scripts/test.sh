@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Everything CI runs: install, build, the whole ctest suite, the GPU check
 # (its CPU path without a GPU), the core suite again under
-# AddressSanitizer+UBSan and ThreadSanitizer, and the exit paths of the sinks
-# and examples under ASan+UBSan with libtorch.
+# AddressSanitizer+UBSan and ThreadSanitizer, the exit paths of the sinks
+# and examples under ASan+UBSan with libtorch, and 30 s of libFuzzer on each
+# parser of user input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -50,3 +51,7 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=a
   -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 cmake --build "$dir" -j"$(nproc)" --target regiontrace_examples_tests
 (cd "$dir" && "${sanitized[@]}" ctest --output-on-failure -j"$(nproc)" --timeout 300 -R '^ExitPath\.')
+
+# The parsers of user input (profiles, catalogs, activation JSONL, Chrome
+# traces) under libFuzzer with ASan+UBSan, 30 s each from the seed corpora.
+bash scripts/fuzz.sh 30

@@ -4,8 +4,9 @@
 
 #include <filesystem>
 
-#include "plugin_loader.hpp"
 #include "recorded_events.hpp"
+#include "regiontrace/inspect.hpp"
+#include "regiontrace/plugin.hpp"  // kAbiVersion
 #include "regiontrace/regiontrace.hpp"
 #include "test_support.hpp"
 
@@ -31,16 +32,18 @@ Options with_sink(const std::string& paths, const std::string& sink) {
 }
 
 TEST(PluginLoading, BuiltInFolderSitsNextToTheLibrary) {
-  EXPECT_EQ(std::filesystem::path(detail::PluginLoader::builtin_dir()),
+  EXPECT_EQ(std::filesystem::path(inspect::builtin_sink_folder()),
             std::filesystem::path(builtin_plugin_dir()));
 }
 
 TEST(PluginLoading, DiscoversSinksByFileName) {
-  std::vector<std::string> errors;
-  auto files = detail::PluginLoader::discover({{test_plugin_dir(), "test"}}, &errors);
+  // Through the public inspection API: the test folder, then the built-in one.
+  const inspect::SinkFiles found =
+      inspect::find_sinks({{"REGIONTRACE_PLUGIN_PATH", test_plugin_dir()}});
+  const std::vector<std::string>& errors = found.errors;
   EXPECT_TRUE(errors.empty());
   std::vector<std::string> names;
-  for (const auto& f : files) names.push_back(f.sink_name);
+  for (const auto& f : found.sinks) names.push_back(f.name);
   EXPECT_NE(std::find(names.begin(), names.end(), "recorder"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "noop"), names.end());
 }

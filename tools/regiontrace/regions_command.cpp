@@ -5,8 +5,7 @@
 #include <iostream>
 
 #include "command.hpp"
-#include "region_registry.hpp"
-#include "regiontrace/regiontrace.hpp"
+#include "regiontrace/inspect.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -16,26 +15,16 @@ struct RegionsArgs {
 };
 
 int run_regions(const RegionsArgs& args) {
-  detail::RegionRegistry& registry = detail::RegionRegistry::instance();
-  for (const std::string& c : args.catalogs) {
-    try {
-      detail::load_region_catalog_file(c, registry);
-    } catch (const Error& e) {
-      std::cerr << e.what() << "\n";
-      return kExitUsage;
-    }
+  const inspect::RegionList list = inspect::list_regions(args.catalogs);
+  if (!list.errors.empty()) {
+    for (const std::string& e : list.errors) std::cerr << e << "\n";
+    return kExitUsage;
   }
-  const auto regions = registry.declared();
-  const auto prefixes = registry.short_prefixes();
   std::size_t width = 0;
-  for (const auto* r : regions) width = std::max(width, r->name.size());
-  for (const auto* r : regions) {
-    std::string short_name;
-    for (const std::string& p : prefixes) {
-      if (r->name.rfind(p, 0) == 0) short_name = r->name.substr(p.size());
-    }
-    std::cout << std::left << std::setw(static_cast<int>(width) + 2) << r->name << r->description;
-    if (!short_name.empty()) std::cout << "  [short: " << short_name << "]";
+  for (const inspect::RegionInfo& r : list.regions) width = std::max(width, r.name.size());
+  for (const inspect::RegionInfo& r : list.regions) {
+    std::cout << std::left << std::setw(static_cast<int>(width) + 2) << r.name << r.description;
+    if (!r.short_name.empty()) std::cout << "  [short: " << r.short_name << "]";
     std::cout << "\n";
   }
   return kExitOk;

@@ -3,12 +3,11 @@
 // configuration reference (docs/configuration.md) is this command's output,
 // and a test keeps the two equal.
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "command.hpp"
-#include "config/config_loader.hpp"
-#include "config/config_sources.hpp"
-#include "plugin_loader.hpp"
+#include "regiontrace/inspect.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -24,8 +23,8 @@ std::string cell(std::string text) {
   return text;
 }
 
-std::string type_text(const KeySpec& k) {
-  std::string t = to_string(k.type);
+std::string type_text(const inspect::SchemaKey& k) {
+  std::string t = k.type;
   if (!k.choices.empty()) {
     std::string c;
     for (const std::string& choice : k.choices) c += (c.empty() ? "" : ", ") + choice;
@@ -41,15 +40,15 @@ std::string type_text(const KeySpec& k) {
   return t;
 }
 
-std::string default_text(const KeySpec& k) {
+std::string default_text(const inspect::SchemaKey& k) {
   if (!k.has_default) return "(see description)";
   return k.default_value.empty() ? "(empty)" : "`" + k.default_value + "`";
 }
 
 void table(std::ostream& out, const std::string& prefix, const std::string& env_prefix,
-           const SinkSchema& schema) {
+           const std::vector<inspect::SchemaKey>& schema) {
   out << "| key | type | default | environment | description |\n|---|---|---|---|---|\n";
-  for (const KeySpec& k : schema) {
+  for (const inspect::SchemaKey& k : schema) {
     std::string env = env_prefix;
     for (char c : k.name) env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     out << "| `" << prefix << k.name << "` | " << cell(type_text(k)) << " | "
@@ -63,19 +62,12 @@ std::string upper(std::string s) {
 }
 
 int run_schema(const SchemaArgs& args) {
-  std::vector<std::string> errors;
-  std::vector<std::pair<std::string, std::string>> dirs;
-  for (const std::string& d : detail::split_list(
-           std::getenv("REGIONTRACE_PLUGIN_PATH") ? std::getenv("REGIONTRACE_PLUGIN_PATH") : "",
-           ':')) {
-    dirs.emplace_back(d, "env REGIONTRACE_PLUGIN_PATH");
-  }
-  dirs.emplace_back(detail::PluginLoader::builtin_dir(), "built-in sinks");
-  const auto files = detail::PluginLoader::discover(dirs, &errors);
+  const inspect::SinkFiles found = inspect::find_sinks(inspect::process_environment());
+  const std::vector<std::string>& errors = found.errors;
   for (const std::string& e : errors) std::cerr << e << "\n";
   std::ostream& out = std::cout;
   if (!args.markdown) {
-    for (const auto& f : files) out << f.sink_name << "  " << f.path << "\n";
+    for (const inspect::SinkFile& f : found.sinks) out << f.name << "  " << f.path << "\n";
     return errors.empty() ? kExitOk : kExitFindings;
   }
   out << "# Configuration reference\n\n"
@@ -88,14 +80,14 @@ int run_schema(const SchemaArgs& args) {
          "`${rank}`, `${pid}`, `${env:NAME}` and (in sink keys) `${output_dir}`. Lists take a YAML "
          "sequence or a comma list; integer lists take ranges (`10-19`).\n\n"
          "## Core\n\n";
-  table(out, "", "REGIONTRACE_", detail::core_schema());
+  table(out, "", "REGIONTRACE_", inspect::core_keys());
   out << "| `plugins.paths` | list | (empty) | `REGIONTRACE_PLUGIN_PATH` (`:`-separated) | "
          "extra folders (or .so files) to load sinks from |\n"
          "| `include` | list | (empty) | - | profiles merged before this one (profiles only) |\n\n"
          "`REGIONTRACE_SINKS=a,b` names exactly the sinks that run (others in the profiles stay "
          "off); `REGIONTRACE_CONFIG` lists the profiles.\n\n"
          "## Keys every sink has\n\n";
-  table(out, "sinks.<sink>.", "REGIONTRACE_<SINK>_", detail::common_sink_schema());
+  table(out, "sinks.<sink>.", "REGIONTRACE_<SINK>_", inspect::common_sink_keys());
   out << "\n## The seed's variables\n\n| variable | sets |\n|---|---|\n";
   out << "| `FASTVIDEO_TORCH_PROFILER_DIR` | `sinks.torch_profiler.enabled=true`, "
          "`.output_dir` (must be absolute), `.prefix=fastvideo` |\n"
@@ -113,15 +105,14 @@ int run_schema(const SchemaArgs& args) {
          "`.summary=file` (the JSONL holds only records) |\n"
          "| `FASTVIDEO_TRACE_STEPS` | `sinks.activation_trace.steps` |\n\n"
          "`REGIONTRACE_*` variables are applied after these and win.\n";
-  for (const auto& f : files) {
-    try {
-      const detail::LoadedPlugin& p = detail::PluginLoader::load(f);
-      out << "\n## Sink `" << p.sink_name << "`\n\n";
-      table(out, "sinks." + p.sink_name + ".", "REGIONTRACE_" + upper(p.sink_name) + "_", p.schema);
-    } catch (const Error& e) {
-      std::cerr << e.what() << "\n";
+  for (const inspect::SinkFile& f : found.sinks) {
+    const inspect::PluginSchema p = inspect::sink_schema(f);
+    if (!p.error.empty()) {
+      std::cerr << p.error << "\n";
       return kExitFindings;
     }
+    out << "\n## Sink `" << p.name << "`\n\n";
+    table(out, "sinks." + p.name + ".", "REGIONTRACE_" + upper(p.name) + "_", p.keys);
   }
   return errors.empty() ? kExitOk : kExitFindings;
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "dom_json_writer.hpp"
+#include "json_number_repair.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::cli {
@@ -93,41 +94,6 @@ std::optional<std::int64_t> as_integer(element value) {
     default:
       return std::nullopt;
   }
-}
-
-// Python's json.dumps writes non-finite floats as bare NaN / Infinity /
-// -Infinity, which is not JSON. Quote them (outside strings) so a record from
-// a Python hook parses; the quoted forms are the ones the SDK writes.
-std::string quote_bare_non_finite(std::string_view line) {
-  std::string out;
-  out.reserve(line.size() + 16);
-  bool in_string = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < line.size()) {
-        out += line[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    bool replaced = false;
-    for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
-      if (line.substr(i, token.size()) == token) {
-        out += '"';
-        out += token;
-        out += '"';
-        i += token.size() - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += c;
-  }
-  return out;
 }
 
 // Numbers records that share module/tensor/step in execution order.
@@ -256,7 +222,7 @@ class TraceLoader {
   }
 
   void parse_repaired(std::string_view line, simdjson::error_code first_error) {
-    const simdjson::padded_string repaired(quote_bare_non_finite(line));
+    const simdjson::padded_string repaired(repair_json_numbers(line));
     auto parsed = parser_.parse(repaired);
     if (parsed.error()) {
       if (looks_like_chrome_trace(line)) fail_chrome_trace();

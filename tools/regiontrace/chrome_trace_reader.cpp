@@ -4,10 +4,28 @@
 #include <stdexcept>
 
 #include "gzip_io.hpp"
+#include "json_number_repair.hpp"
 
 namespace regiontrace::cli {
 
 using simdjson::dom::element_type;
+
+namespace {
+
+// Every event is an object: `[1,2,3]` is JSON, not a trace.
+void require_objects(const std::string& path, simdjson::dom::array events) {
+  std::size_t index = 0;
+  for (simdjson::dom::element event : events) {
+    if (event.type() != element_type::OBJECT) {
+      throw std::runtime_error(path + ": event " + std::to_string(index) +
+                               " is not an object: not a Chrome trace (its events are objects "
+                               "such as {\"name\":..., \"ph\":\"X\", \"ts\":...})");
+    }
+    ++index;
+  }
+}
+
+}  // namespace
 
 ChromeTrace ChromeTrace::load(const std::string& path) {
   ChromeTrace trace;
@@ -16,10 +34,19 @@ ChromeTrace ChromeTrace::load(const std::string& path) {
   PaddedText text = read_text_file(path);
   simdjson::dom::element root;
   if (auto error = trace.parser_->parse(text.padded(0, text.size())).get(root)) {
-    throw std::runtime_error(path + ": not valid JSON (" + simdjson::error_message(error) + ")");
+    // Valid JSON simdjson cannot hold (integers beyond 64 bits) or Python's
+    // bare NaN: parsed again repaired, when repairing changes anything.
+    const std::string_view original(text.padded(0, text.size()).data(), text.size());
+    const std::string repaired_text = repair_json_numbers(original);
+    // The DOM copies what it keeps: the repaired text may go after parsing.
+    const simdjson::padded_string repaired(repaired_text);
+    if (repaired_text == original || trace.parser_->parse(repaired).get(root)) {
+      throw std::runtime_error(path + ": not valid JSON (" + simdjson::error_message(error) + ")");
+    }
   }
   if (root.type() == element_type::ARRAY) {
     trace.events_ = root.get_array().value_unsafe();
+    require_objects(path, trace.events_);
     return trace;
   }
   simdjson::dom::array events;
@@ -28,6 +55,7 @@ ChromeTrace ChromeTrace::load(const std::string& path) {
                              ": not a Chrome trace (expected an object with a \"traceEvents\" "
                              "array, or an array of events)");
   }
+  require_objects(path, events);
   trace.events_ = events;
   trace.top_level_ = root.get_object().value_unsafe();
   return trace;

@@ -707,5 +707,28 @@ TEST_F(DiffCommand, InputThatIsNotAnActivationTraceExitsTwo) {
   EXPECT_NE(r.output.find("longer than 1 MiB"), std::string::npos) << r.output;
 }
 
+// Issue 13: an integer beyond 64 bits is valid JSON (a hash from a Python
+// hook); it was reported as malformed. It compares exactly, as text.
+TEST_F(DiffCommand, IntegersBeyondSixtyFourBitsCompareAsText) {
+  const std::string big = "123456789012345678901234567890";
+  const std::string line_a = "{\"module\":\"m\",\"tensor\":\"out\",\"step\":0,\"hash\":" + big +
+                             ",\"neg\":-99999999999999999999,\"abs_mean\":1.5}\n";
+  const auto a = write("a.jsonl", line_a);
+  const auto same = write("same.jsonl", line_a);
+  const auto other = write(
+      "other.jsonl",
+      "{\"module\":\"m\",\"tensor\":\"out\",\"step\":0,\"hash\":" + big.substr(0, big.size() - 1) +
+          "1,\"neg\":-99999999999999999999,\"abs_mean\":1.5}\n");
+  const auto equal = run_cli(args(a, same));
+  EXPECT_EQ(equal.exit_code, 0) << equal.output;
+  const nlohmann::json d = run_cli_json(args(a, other, "--json"), 1);
+  EXPECT_EQ(d["equal"], false) << d.dump(1);
+  const auto& stats = d["first_divergence"]["stats"];
+  ASSERT_EQ(stats.size(), 1u) << d.dump(1);
+  EXPECT_EQ(stats[0]["stat"], "hash");
+  EXPECT_EQ(stats[0]["a"], big);  // digit for digit
+  EXPECT_EQ(stats[0]["b"], big.substr(0, big.size() - 1) + "1");
+}
+
 }  // namespace
 }  // namespace regiontrace::test

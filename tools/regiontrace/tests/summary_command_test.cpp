@@ -169,6 +169,36 @@ TEST_F(SummaryCommand, BadInputExitsTwo) {
   EXPECT_EQ(run_cli("summary --sort fastest " + shell_quoted(plain_)).exit_code, 2);
 }
 
+// Issue 13: `[1,2,3]` is JSON but no trace: summary listed 0 events and
+// merge took it as rank 0.
+TEST_F(SummaryCommand, AnArrayOfNonObjectsIsNotATrace) {
+  const auto numbers = dir_.file("numbers.json");
+  write_file(numbers, "[1,2,3]");
+  for (const std::string& cmd : {"summary " + shell_quoted(numbers),
+                                 "merge " + shell_quoted(numbers) + " " + shell_quoted(plain_) +
+                                     " -o " + shell_quoted(dir_.file("merged.json"))}) {
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("numbers.json: event 0 is not an object"), std::string::npos)
+        << r.output;
+  }
+}
+
+// Issue 13: integers beyond 64 bits are valid JSON; they were "not valid
+// JSON". The event with such a duration is kept, the others are summed.
+TEST_F(SummaryCommand, IntegersBeyondSixtyFourBitsAreNotAParseError) {
+  const auto big = dir_.file("big.json");
+  write_file(big,
+             "{\"traceEvents\":[{\"name\":\"aten::mm\",\"ph\":\"X\",\"ts\":1,\"dur\":4,"
+             "\"pid\":1,\"tid\":1,\"args\":{\"id\":18446744073709551616}},"
+             "{\"name\":\"aten::add\",\"ph\":\"X\",\"ts\":10,\"dur\":2,\"pid\":1,\"tid\":1}]}");
+  const json s = run_cli_json("summary --json --top 0 " + shell_quoted(big), 0);
+  EXPECT_EQ(s["spans"], 2) << s.dump(1);
+  const json* mm = find_row(s["ops"], "aten::mm");
+  ASSERT_NE(mm, nullptr) << s.dump(1);
+  EXPECT_DOUBLE_EQ((*mm)["total_us"].get<double>(), 4);
+}
+
 // Issue 13: /dev/zero was read until memory ran out (45 s, std::bad_alloc).
 TEST_F(SummaryCommand, DevicesAndFoldersAreRefusedAtOnce) {
   for (const std::string& cmd :

@@ -83,7 +83,12 @@ std::vector<PluginFile> PluginLoader::discover(
       continue;
     }
     if (!fs::is_directory(p, ec)) {
-      errors->push_back("plugin folder " + entry + " (" + origin + ") does not exist");
+      // libz.so.1 is a file, not a folder, nor a plugin (not *.so).
+      errors->push_back(fs::exists(p, ec)
+                            ? "plugin path entry " + entry + " (" + origin +
+                                  ") is a file, not a folder; name a folder, or a plugin "
+                                  "file regiontrace_sink_<name>.so"
+                            : "plugin folder " + entry + " (" + origin + ") does not exist");
       continue;
     }
     std::vector<fs::path> files;

@@ -56,6 +56,19 @@ TEST(PluginLoading, MissingFolderIsAnError) {
       << msg;
 }
 
+// Issue 13: a shared library that is not a plugin (libz.so.1) was reported
+// as a folder that does not exist.
+TEST(PluginLoading, AFileWhereAFolderIsExpectedIsNamedAsAFile) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("libz.so.1");
+  write_file(file, "not a folder");
+  const std::string msg = start_error(with_sink(file, "recorder"));
+  EXPECT_NE(msg.find("plugin path entry " + file + " (program) is a file, not a folder"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(PluginLoading, MissingFileIsAnError) {
   CleanEnv env;
   const std::string msg = start_error(with_sink("/nonexistent/regiontrace_sink_x.so", "x"));

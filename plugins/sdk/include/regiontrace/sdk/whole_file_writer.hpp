@@ -27,13 +27,15 @@
 
 namespace regiontrace::sdk {
 
+struct WholeFileOptions {
+  // fsync before the rename: the content survives a power cut, not only a
+  // crash. Costs a disk round trip, so off unless asked.
+  bool fsync = false;
+};
+
 class WholeFileWriter {
  public:
-  struct Options {
-    // fsync before the rename: the content survives a power cut, not only
-    // a crash. Costs a disk round trip, so off unless asked.
-    bool fsync = false;
-  };
+  using Options = WholeFileOptions;
 
   // Creates the temporary file. Throws std::runtime_error naming `path`.
   explicit WholeFileWriter(std::string path) : WholeFileWriter(std::move(path), Options{}) {}

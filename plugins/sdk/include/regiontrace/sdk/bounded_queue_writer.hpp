@@ -257,9 +257,10 @@ class BoundedQueueWriter {
       work_.wait_for(lock, options_.idle_wakeup, [this] {
         return closed_ || flush_wanted_ > flush_done_ || pending_.size() >= wake_batch_;
       });
+      // Once closed nothing more is queued: this round is the last.
       const bool stop = closed_;
-      write_round(lock, batch, stop && pending_.empty());
-      if (stop && pending_.empty()) break;
+      write_round(lock, batch, stop);
+      if (stop) break;
     }
     writer_exited_ = true;
     done_.notify_all();

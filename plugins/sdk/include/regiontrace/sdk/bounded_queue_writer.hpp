@@ -23,6 +23,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -81,7 +82,8 @@ class BoundedQueueWriter {
   BoundedQueueWriter(const BoundedQueueWriter&) = delete;
   BoundedQueueWriter& operator=(const BoundedQueueWriter&) = delete;
 
-  // False when the item was not queued (dropped, closed or failed).
+  // False when the item was not queued (dropped, closed or failed); a
+  // refused item is left as it was, so the caller may still use it.
   bool push(Item&& item) {
     return push(std::move(item), [](Item&, std::uint64_t) {});
   }
@@ -182,10 +184,8 @@ class BoundedQueueWriter {
     fail_locked(std::move(message));
   }
 
-  bool failed() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return !error_.empty();
-  }
+  // Lock-free, so a producer can check it per item and stop early.
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
   // The first write error, "" when none.
   std::string error() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -215,6 +215,7 @@ class BoundedQueueWriter {
   void fail_locked(std::string message) {
     if (!error_.empty()) return;
     error_ = message.empty() ? std::string("write failed") : std::move(message);
+    failed_.store(true, std::memory_order_relaxed);
     space_.notify_all();  // blocked producers: refused now
   }
 
@@ -293,6 +294,7 @@ class BoundedQueueWriter {
   bool closed_ = false;
   bool writer_exited_ = false;
   std::string error_;
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 

@@ -1,15 +1,14 @@
 #include "region_filter.hpp"
 
-#include <fnmatch.h>
-
 #include "logger.hpp"
 #include "region_registry.hpp"
+#include "regiontrace/sdk/glob.hpp"
 #include "suggest.hpp"
 
 namespace regiontrace::detail {
 
 bool is_glob(std::string_view pattern) {
-  return pattern.find_first_of("*?[") != std::string_view::npos;
+  return sdk::is_glob(pattern);
 }
 
 RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
@@ -71,6 +70,7 @@ RegionFilter RegionFilter::compile(const std::vector<std::string>& entries,
 bool RegionFilter::matches(std::string_view name) const {
   if (everything_) return true;
   const std::string n(name);
+  // The SDK's glob: the same matcher nvtx `colors` use, fnmatch's meaning.
   if (exact_.count(n) != 0) return true;
   for (const std::string& prefix : short_prefixes_) {
     if (n.compare(0, prefix.size(), prefix) == 0 && exact_.count(n.substr(prefix.size())) != 0) {
@@ -78,10 +78,10 @@ bool RegionFilter::matches(std::string_view name) const {
     }
   }
   for (const std::string& g : globs_) {
-    if (fnmatch(g.c_str(), n.c_str(), 0) == 0) return true;
+    if (sdk::glob_match(g, n)) return true;
     for (const std::string& prefix : short_prefixes_) {
       if (n.compare(0, prefix.size(), prefix) == 0 &&
-          fnmatch(g.c_str(), n.c_str() + prefix.size(), 0) == 0) {
+          sdk::glob_match(g, std::string_view(n).substr(prefix.size()))) {
         return true;
       }
     }

@@ -25,15 +25,18 @@
 //   2. The constructor reads the validated settings from the SinkContext.
 //      Throwing here is a start-up error that names the sink.
 //   3. Callbacks run on the application's threads, several at once: be
-//      thread-safe and cheap (keep rows in memory, write later).
+//      thread-safe and cheap. Hand rows to the SDK's writer thread
+//      (sdk::BoundedQueueWriter: bounded, what does not fit is counted) and
+//      let it format and write them.
 //   4. flush() and close() make the output durable; close() is the last call,
 //      at shutdown, at normal exit and on SIGINT/SIGTERM.
 //   5. REGIONTRACE_SINK_PLUGIN exports the class under its sink name.
 //
-// Only <regiontrace/plugin.hpp> is included: a sink never links against
-// libregiontrace, and it must be built with the same compiler ABI as the host.
+// Only SDK headers are included: <regiontrace/plugin.hpp> and the helpers
+// under regiontrace/sdk/ (writer thread, file writers, JSON, glob), all
+// header-only. A sink never links against libregiontrace, and it must be
+// built with the same compiler ABI as the host.
 #include <cstdint>
-#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -41,6 +44,8 @@
 #include <vector>
 
 #include "regiontrace/plugin.hpp"
+#include "regiontrace/sdk/bounded_queue_writer.hpp"
+#include "regiontrace/sdk/line_file_writer.hpp"
 
 namespace {
 
@@ -68,7 +73,7 @@ class RegionCsvSink : public regiontrace::Sink {
                       "folder)"),
         KeySpec::string("separator", ",", "field separator, one character"),
         KeySpec::integer("max_rows", 1000000,
-                         "rows kept in memory between two writes; more are counted and reported")
+                         "rows waiting for the writer thread; more are counted and reported")
             .range(1, 1e9),
     };
   }
@@ -79,18 +84,21 @@ class RegionCsvSink : public regiontrace::Sink {
       : ctx_(ctx),
         path_(ctx.get_string("file").empty() ? ctx.output_path("region_timings", "csv")
                                              : ctx.get_string("file")),
-        max_rows_(static_cast<std::size_t>(ctx.get_int("max_rows"))) {
-    const std::string& sep = ctx.get_string("separator");
-    if (sep.size() != 1) {
-      throw std::invalid_argument("separator must be one character, got `" + sep + "`");
-    }
-    separator_ = sep[0];
-    // Open now: an unwritable file is a start-up error, not a surprise at exit.
-    out_.open(path_, std::ios::trunc);
-    if (!out_) throw std::runtime_error("cannot write " + path_);
-    out_ << join({"rank", "pid", "thread", "step", "depth", "path", "region", "start_ns",
-                  "duration_ns", "unwinding"})
-         << '\n';
+        max_rows_(static_cast<std::size_t>(ctx.get_int("max_rows"))),
+        separator_(separator(ctx.get_string("separator"))),
+        // Open now: an unwritable file is a start-up error, not a surprise at
+        // exit. LineFileWriter writes whole lines with write(2) from its own
+        // buffer: no torn row on a full disk, nothing written twice by a
+        // fork()ed child.
+        file_(path_),
+        // Rows wait here for the writer thread; a full queue drops (and
+        // counts) rather than slowing the application down.
+        writer_(
+            {max_rows_, regiontrace::sdk::OnFull::kDrop},
+            [this](std::vector<Row>& rows) { write_rows(rows); }, [this] { sync_file(); }) {
+    file_.append(join({"rank", "pid", "thread", "step", "depth", "path", "region", "start_ns",
+                       "duration_ns", "unwinding"}) +
+                 '\n');
     ctx.info("writing region timings to " + path_);
   }
 
@@ -116,56 +124,64 @@ class RegionCsvSink : public regiontrace::Sink {
     if (starts.empty()) return;  // began before this sink started
     const std::int64_t start = starts.back();
     starts.pop_back();
-    if (rows_.size() >= max_rows_) {
-      ++dropped_;  // bounded memory: count what we cannot keep, never lose it silently
-      return;
-    }
-    rows_.push_back(Row{e.thread_id, e.step, e.depth, std::string(e.path), std::string(e.name),
-                        start, e.time_ns - start, e.unwinding});
+    // Bounded: a row that does not fit is counted (reported at close), never
+    // lost silently.
+    writer_.push(Row{e.thread_id, e.step, e.depth, std::string(e.path), std::string(e.name), start,
+                     e.time_ns - start, e.unwinding});
   }
 
-  // A step boundary is a good moment to write: one buffered write per step
-  // costs little next to a step. A sink that sees far more events than this
-  // one would hand its rows to a writer thread of its own instead.
-  void on_step(const regiontrace::StepEvent&) override { flush(); }
+  // A step boundary is a good moment to have the rows written; this does
+  // not wait for the disk.
+  void on_step(const regiontrace::StepEvent&) override { writer_.request_flush(); }
 
   // 4. Durability.
   void flush() override {
-    std::vector<Row> rows;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      rows.swap(rows_);  // format and write outside the lock
-    }
-    std::lock_guard<std::mutex> lock(file_mutex_);
-    if (!out_.is_open()) return;
-    for (const Row& r : rows) {
-      out_ << join({std::to_string(ctx_.rank()), std::to_string(ctx_.pid()),
-                    std::to_string(r.thread_id),
-                    r.step == regiontrace::kNoStep ? std::string() : std::to_string(r.step),
-                    std::to_string(r.depth), r.path, r.name, std::to_string(r.start_ns),
-                    std::to_string(r.duration_ns), r.unwinding ? "true" : "false"})
-           << '\n';
-    }
-    out_.flush();
-    // Throwing switches this sink off (logged once by the host); the
-    // application and the other sinks go on.
-    if (!out_) throw std::runtime_error("writing " + path_ + " failed (disk full?)");
+    // Waits until every row so far is in the file. Throwing switches this
+    // sink off (logged once by the host); the application and the other
+    // sinks go on. The writer's first error is kept: later rows are refused.
+    if (!writer_.flush()) throw std::runtime_error(writer_.error());
   }
 
   // Idempotent: the host may call it at shutdown and again at exit.
   void close() override {
-    flush();
-    std::lock_guard<std::mutex> lock(file_mutex_);
-    if (!out_.is_open()) return;
-    out_.close();
-    std::lock_guard<std::mutex> rows_lock(mutex_);
-    if (dropped_ > 0) {
-      ctx_.warn(std::to_string(dropped_) + " region rows did not fit in max_rows=" +
+    std::lock_guard<std::mutex> lock(close_mutex_);
+    if (closed_) return;
+    closed_ = true;
+    writer_.close();  // writes every queued row, then stops the thread
+    file_.close();
+    if (writer_.dropped() > 0) {
+      ctx_.warn(std::to_string(writer_.dropped()) + " region rows did not fit in max_rows=" +
                 std::to_string(max_rows_) + " and are missing from " + path_);
     }
+    if (file_.failed()) ctx_.warn(file_.error());
   }
 
  private:
+  static char separator(const std::string& sep) {
+    if (sep.size() != 1) {
+      throw std::invalid_argument("separator must be one character, got `" + sep + "`");
+    }
+    return sep[0];
+  }
+
+  // On the writer thread: format outside any lock the callbacks take.
+  void write_rows(const std::vector<Row>& rows) {
+    text_.clear();
+    for (const Row& r : rows) {
+      text_ += join({std::to_string(ctx_.rank()), std::to_string(ctx_.pid()),
+                     std::to_string(r.thread_id),
+                     r.step == regiontrace::kNoStep ? std::string() : std::to_string(r.step),
+                     std::to_string(r.depth), r.path, r.name, std::to_string(r.start_ns),
+                     std::to_string(r.duration_ns), r.unwinding ? "true" : "false"});
+      text_ += '\n';
+    }
+    // A failed write throws: the writer keeps the first error (sticky).
+    if (!file_.append(text_)) throw std::runtime_error(file_.error());
+  }
+  void sync_file() {
+    if (!file_.flush()) throw std::runtime_error(file_.error());
+  }
+
   // RFC 4180: quote a field that holds the separator, a quote or a newline.
   std::string field(const std::string& s) const {
     if (s.find_first_of(std::string{separator_, '"', '\n', '\r'}) == std::string::npos) return s;
@@ -185,15 +201,18 @@ class RegionCsvSink : public regiontrace::Sink {
   const regiontrace::SinkContext ctx_;  // a copy: the host's may not outlive the constructor
   const std::string path_;
   const std::size_t max_rows_;
-  char separator_ = ',';
+  const char separator_;
 
-  std::mutex mutex_;  // guards open_, rows_ and dropped_
+  std::mutex mutex_;                                                   // guards open_
   std::unordered_map<std::uint64_t, std::vector<std::int64_t>> open_;  // start times per thread
-  std::vector<Row> rows_;
-  std::uint64_t dropped_ = 0;
 
-  std::mutex file_mutex_;  // guards out_
-  std::ofstream out_;
+  regiontrace::sdk::LineFileWriter file_;  // the writer thread's, and close()'s after it
+  std::string text_;                       // the writer thread's formatting buffer
+  std::mutex close_mutex_;
+  bool closed_ = false;
+  // Last member: its thread starts once everything above exists, and stops
+  // (destructor) before any of it goes.
+  regiontrace::sdk::BoundedQueueWriter<Row> writer_;
 };
 
 }  // namespace

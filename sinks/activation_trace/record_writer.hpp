@@ -1,26 +1,23 @@
-// The bounded queue between the threads that observe tensors and the one
-// thread that formats and writes the JSONL file.
-//
-// Producers (any thread) call submit(): a lock, a move, no system call in
-// the common case. The writer thread wakes when the queue is half full, when
-// a flush is asked, or every `idle_wakeup`, takes the whole queue at once,
-// formats it outside the lock and writes it with one write(2) per batch, so
-// lines are never torn. When the queue holds `capacity` records, submit()
-// waits for room (block) or refuses the record and counts it (drop). Every
-// record offered gets a sequence number, so dropped ones leave gaps.
+// The activation trace's file: records from the threads that observe tensors
+// go through the SDK's bounded queue to its writer thread, which formats
+// each batch and appends it as whole JSONL lines (one write(2) per batch, so
+// lines are never torn). When the queue is full, submit() waits for room
+// (block) or refuses the record and counts it (drop). Every record offered
+// gets a sequence number, so dropped ones leave gaps. What is generic (queue,
+// thread, sticky error, whole lines) lives in the SDK; this class adds only
+// the record format and the closing summary.
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "activation_record.hpp"
 #include "record_format.hpp"
+#include "regiontrace/sdk/bounded_queue_writer.hpp"
+#include "regiontrace/sdk/line_file_writer.hpp"
 
 namespace regiontrace::activation {
 
@@ -43,50 +40,34 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
-  // False when the record was dropped (queue full, on_full: drop) or the
-  // writer is closed.
+  // False when the record was not queued: dropped (queue full, on_full:
+  // drop), the writer closed, or a write failed.
   bool submit(ActivationRecord&& record);
   // Asks the writer to write what is queued now; does not wait.
-  void request_flush();
+  void request_flush() { queue_.request_flush(); }
   // Writes everything submitted before the call; waits for it.
-  void flush();
+  void flush() { queue_.flush(); }
   // Writes everything, then the summary (last line, or its own file); closes
-  // the file. Idempotent.
-  // Submissions racing with it are refused.
+  // the file. Idempotent. Submissions racing with it are refused.
   void close();
 
-  // Once a write failed: the writer then discards what it takes.
-  bool failed() const { return failed_.load(std::memory_order_relaxed); }
-  std::string failure() const;
-  std::uint64_t dropped() const;
-  std::uint64_t written() const;
+  // Once a write failed: later records are refused. Lock-free.
+  bool failed() const { return queue_.failed(); }
+  std::string failure() const { return queue_.error(); }
+  std::uint64_t dropped() const { return queue_.dropped(); }
+  std::uint64_t written() const { return queue_.written(); }
   const std::string& path() const { return options_.path; }
 
  private:
-  void run();
-  void write_all(const std::string& bytes);
+  void write_batch(std::vector<ActivationRecord>& batch);  // on the writer thread
 
   const Options options_;
   const RecordFormatter formatter_;
-  const std::size_t wake_threshold_;
-  int fd_ = -1;
-
-  mutable std::mutex mutex_;
-  std::condition_variable work_;   // writer waits: records, flush, stop
-  std::condition_variable space_;  // blocked producers wait for room
-  std::condition_variable done_;   // flush() waits for the writer
-  std::vector<ActivationRecord> pending_;
-  std::uint64_t next_seq_ = 0;
-  std::uint64_t dropped_ = 0;
-  std::uint64_t written_ = 0;
-  std::uint64_t flush_wanted_ = 0;
-  std::uint64_t flush_done_ = 0;
-  bool stopping_ = false;
-  bool writer_exited_ = false;
+  sdk::LineFileWriter file_;
+  std::string text_;  // the writer thread's formatting buffer
+  std::mutex close_mutex_;
   bool closed_ = false;
-  std::string failure_;
-  std::atomic<bool> failed_{false};
-  std::thread thread_;
+  sdk::BoundedQueueWriter<ActivationRecord> queue_;  // last: its thread starts once all is set
 };
 
 }  // namespace regiontrace::activation

@@ -36,7 +36,7 @@ void ChromeTraceFile::open(const std::string& path, long pid, int rank) {
   out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ +
          ",\"tid\":0,\"args\":{\"name\":\"rank " + std::to_string(rank) + " memory\"}}";
   first_ = false;
-  file_.write(out);
+  write(out);
 }
 
 void ChromeTraceFile::begin_event(std::string& out) {
@@ -105,7 +105,7 @@ void ChromeTraceFile::add_region(const RegionRecord& r, const RegionPaths& paths
     }
     out += "}}";
   }
-  file_.write(out);
+  write(out);
 }
 
 void ChromeTraceFile::add_snapshot(const SnapshotJob& job, const std::string& file_name) {
@@ -123,13 +123,21 @@ void ChromeTraceFile::add_snapshot(const SnapshotJob& job, const std::string& fi
   out += ",\"trigger\":";
   json::append_escaped(out, job.trigger);
   out += "}}";
-  file_.write(out);
+  write(out);
+}
+
+void ChromeTraceFile::write(std::string_view text) {
+  partial_ += text;
+  const std::size_t end = partial_.rfind('\n');
+  if (end == std::string::npos) return;
+  file_.append(std::string_view(partial_).substr(0, end + 1));
+  partial_.erase(0, end + 1);
 }
 
 void ChromeTraceFile::close() {
   if (!file_.is_open() || closed_) return;
   closed_ = true;
-  file_.write("\n]}\n");
+  write("\n]}\n");
   file_.close();
 }
 

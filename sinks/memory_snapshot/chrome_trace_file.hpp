@@ -9,14 +9,17 @@
 // when the file is opened.
 //
 // Streamed: events are appended as records arrive; close() writes the
-// closing brackets, which is what makes the file valid JSON.
+// closing brackets, which is what makes the file valid JSON. One event a
+// line, written as whole lines only (the SDK's LineFileWriter): the last
+// event waits for the next one, which brings the comma that ends its line.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "memory_records.hpp"
-#include "output_file.hpp"
 #include "region_paths.hpp"
+#include "regiontrace/sdk/line_file_writer.hpp"
 
 namespace regiontrace::memory {
 
@@ -27,13 +30,15 @@ class ChromeTraceFile {
   void add_snapshot(const SnapshotJob& job, const std::string& file_name);
   void flush() { file_.flush(); }
   void close();
-  const OutputFile& file() const { return file_; }
+  const sdk::LineFileWriter& file() const { return file_; }
 
  private:
   void begin_event(std::string& out);
   void append_counter(std::string& out, const char* name, std::int64_t time_ns);
   void append_ts(std::string& out, std::int64_t monotonic_ns) const;
-  OutputFile file_;
+  void write(std::string_view text);
+  sdk::LineFileWriter file_;
+  std::string partial_;  // the last event's line, waiting for its end
   std::int64_t realtime_offset_ns_ = 0;
   std::string pid_;
   bool first_ = true;

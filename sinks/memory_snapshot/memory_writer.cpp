@@ -1,20 +1,15 @@
 #include "memory_writer.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 #include "record_format.hpp"
+#include "regiontrace/sdk/whole_file_writer.hpp"
 #include "snapshot_format.hpp"
 
 namespace regiontrace::memory {
 namespace {
-
-// The writer wakes at least this often; a push wakes it early only when the
-// queue holds a batch (one notify per batch, not per record), which keeps the
-// queue small and in cache.
-constexpr auto kWriterPeriod = std::chrono::milliseconds(50);
-constexpr std::size_t kWakeBatch = 2048;
 
 std::string base_name(const std::string& path) {
   const std::size_t slash = path.rfind('/');
@@ -27,6 +22,18 @@ std::string snapshot_stem(int sequence) {
   return buf;
 }
 
+sdk::BoundedQueueWriter<WriterItem>::Options queue_options(const MemorySettings& settings) {
+  sdk::BoundedQueueWriter<WriterItem>::Options o;
+  o.capacity = static_cast<std::size_t>(settings.queue_capacity);
+  o.on_full = sdk::OnFull::kDrop;  // an allocation never waits for the disk
+  // The writer wakes at least this often; a push wakes it early only when the
+  // queue holds a batch (one notify per batch, not per record), which keeps
+  // the queue small and in cache.
+  o.idle_wakeup = std::chrono::milliseconds(50);
+  o.wake_batch = std::max<std::size_t>(1, std::min<std::size_t>(o.capacity / 2, 2048));
+  return o;
+}
+
 }  // namespace
 
 MemoryWriter::MemoryWriter(const SinkContext& ctx, const MemorySettings& settings,
@@ -34,81 +41,52 @@ MemoryWriter::MemoryWriter(const SinkContext& ctx, const MemorySettings& setting
     : ctx_(ctx),
       settings_(settings),
       paths_(paths),
-      capacity_(static_cast<std::size_t>(settings.queue_capacity)) {
-  jsonl_.open(ctx.output_path("memory", "jsonl"));
+      jsonl_(ctx.output_path("memory", "jsonl")),
+      queue_(
+          queue_options(settings), [this](std::vector<WriterItem>& batch) { write_batch(batch); },
+          [this] { sync(); }) {
   if (settings.trace) trace_.open(ctx.output_path("memory_trace", "json"), ctx.pid(), ctx.rank());
-  thread_ = std::thread([this] { run(); });
 }
 
 MemoryWriter::~MemoryWriter() {
   // Sinks are never deleted by the host; this is for tests and safety.
-  if (thread_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(queue_mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
+  queue_.close();
 }
 
 bool MemoryWriter::push(RegionRecord&& record) {
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (!accepting_ || queue_.size() >= capacity_) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-    queue_.emplace_back(std::move(record));
-    wake = queue_.size() == std::min(capacity_ / 2, kWakeBatch);
-  }
-  if (wake) wake_.notify_one();
-  return true;
+  return queue_.push(WriterItem(std::move(record)));
 }
 
 void MemoryWriter::push(std::unique_ptr<SnapshotJob> job) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (!accepting_) return;
-    queue_.emplace_back(std::move(job));
-  }
-  wake_.notify_one();
+  queue_.push_beyond_capacity(WriterItem(std::move(job)));
 }
 
-void MemoryWriter::run() {
-  std::unique_lock<std::mutex> lock(queue_mutex_);
-  while (!stopping_) {
-    wake_.wait_for(lock, kWriterPeriod);
-    if (queue_.empty()) continue;
-    lock.unlock();
-    drain();
-    lock.lock();
-  }
-}
-
-void MemoryWriter::drain() {
-  std::lock_guard<std::mutex> process(process_mutex_);
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    batch_.swap(queue_);
-  }
-  for (WriterItem& item : batch_) {
+void MemoryWriter::write_batch(std::vector<WriterItem>& batch) {
+  for (WriterItem& item : batch) {
     if (auto* r = std::get_if<RegionRecord>(&item)) {
       write_record(*r);
     } else {
       write_snapshot(*std::get<std::unique_ptr<SnapshotJob>>(item));
     }
   }
-  batch_.clear();
-  if (jsonl_.failed()) note_failure(jsonl_.error());
-  if (trace_.file().failed()) note_failure(trace_.file().error());
+  throw_if_files_failed();
+}
+
+void MemoryWriter::sync() {
+  jsonl_.flush();
+  trace_.flush();
+  throw_if_files_failed();
+}
+
+void MemoryWriter::throw_if_files_failed() const {
+  if (jsonl_.failed()) throw std::runtime_error(jsonl_.error());
+  if (trace_.file().failed()) throw std::runtime_error(trace_.file().error());
 }
 
 void MemoryWriter::write_record(const RegionRecord& r) {
   line_.clear();
   append_region_record(line_, r, paths_);
-  jsonl_.write(line_);
+  jsonl_.append(line_);
   trace_.add_region(r, paths_);
   summary_.add(r);
 }
@@ -122,7 +100,7 @@ void MemoryWriter::write_snapshot(SnapshotJob& job) {
   sc.max_allocations = settings_.snapshot_max_allocations;
   if (!job.cuda_pickle.empty()) {
     const std::string pickle = ctx_.output_path(stem, "pickle");
-    const std::string error = OutputFile::write_whole(pickle, job.cuda_pickle);
+    const std::string error = sdk::WholeFileWriter::write_file(pickle, job.cuda_pickle);
     if (error.empty()) {
       sc.cuda_pickle_file = base_name(pickle);
     } else {
@@ -130,9 +108,10 @@ void MemoryWriter::write_snapshot(SnapshotJob& job) {
     }
     std::string().swap(job.cuda_pickle);
   }
-  const std::string error = OutputFile::write_whole(path, format_snapshot(job, paths_, sc));
+  const std::string error =
+      sdk::WholeFileWriter::write_file(path, format_snapshot(job, paths_, sc));
   if (!error.empty()) {
-    note_failure(error);
+    queue_.fail(error);
     return;
   }
   trace_.add_snapshot(job, base_name(path));
@@ -140,49 +119,29 @@ void MemoryWriter::write_snapshot(SnapshotJob& job) {
 }
 
 void MemoryWriter::flush() {
-  drain();
-  std::lock_guard<std::mutex> process(process_mutex_);
-  jsonl_.flush();
-  trace_.flush();
-  if (jsonl_.failed()) note_failure(jsonl_.error());
+  queue_.flush();
 }
 
 MemoryWriter::Closing MemoryWriter::close(RunTotals totals) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    accepting_ = false;
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  drain();
-  std::lock_guard<std::mutex> process(process_mutex_);
-  totals.dropped_records = dropped_.load();
+  queue_.close();  // writes what is queued; the writer thread is gone after it
+  totals.dropped_records = dropped();
   const LeakCriteria criteria{settings_.leak_min_steps, settings_.leak_min_bytes};
   Closing c;
   c.summary_file = ctx_.output_path("memory_summary", "json");
-  const std::string error = OutputFile::write_whole(
+  const std::string error = sdk::WholeFileWriter::write_file(
       c.summary_file, summary_.to_json(paths_, totals, criteria, totals.tracking.enabled));
-  if (!error.empty()) note_failure(error);
+  if (!error.empty()) queue_.fail(error);
   c.table = summary_.to_table(paths_, criteria, totals.stood_aside_why);
   for (const auto& s : summary_.leak_suspects(criteria)) c.suspects.push_back(paths_.path(s.path));
   jsonl_.close();
   trace_.close();
-  if (jsonl_.failed()) note_failure(jsonl_.error());
-  if (trace_.file().failed()) note_failure(trace_.file().error());
+  if (jsonl_.failed()) queue_.fail(jsonl_.error());
+  if (trace_.file().failed()) queue_.fail(trace_.file().error());
   return c;
 }
 
-void MemoryWriter::note_failure(const std::string& message) {
-  std::lock_guard<std::mutex> lock(failure_mutex_);
-  if (failure_.empty()) failure_ = message;
-  failed_.store(true, std::memory_order_release);
-}
-
 std::string MemoryWriter::failure() const {
-  if (!failed_.load(std::memory_order_acquire)) return {};
-  std::lock_guard<std::mutex> lock(failure_mutex_);
-  return failure_;
+  return queue_.error();
 }
 
 }  // namespace regiontrace::memory

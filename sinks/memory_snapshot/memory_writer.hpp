@@ -1,28 +1,29 @@
-// The memory sink's writer thread: application threads queue region records
-// and snapshot jobs (bounded; what does not fit is counted), the writer
-// formats and writes them (memory_rank<r>_pid<p>.jsonl, the Chrome trace,
-// snapshot files) and builds the summary.
+// The memory sink's writer: application threads queue region records and
+// snapshot jobs on the SDK's bounded queue (records that do not fit are
+// counted; snapshot jobs, rare, always fit), its writer thread formats and
+// writes them (memory_rank<r>_pid<p>.jsonl and the Chrome trace as whole
+// lines, snapshot files whole or not at all) and builds the summary.
 //
 // Thread rules: push() from any thread, never blocks on I/O. flush() from any
-// thread: drains what is queued and flushes the files. close() once, last.
+// thread: waits until what is queued is written and the files flushed.
+// close() once, last. Every file is touched by the writer thread only, and
+// by close() after that thread has stopped.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "chrome_trace_file.hpp"
 #include "leak_detector.hpp"
 #include "memory_records.hpp"
 #include "memory_settings.hpp"
-#include "output_file.hpp"
 #include "region_paths.hpp"
 #include "region_summary.hpp"
 #include "regiontrace/plugin.hpp"
+#include "regiontrace/sdk/bounded_queue_writer.hpp"
+#include "regiontrace/sdk/line_file_writer.hpp"
 
 namespace regiontrace::memory {
 
@@ -49,40 +50,29 @@ class MemoryWriter {
 
   // The first write error ("" when none): the sink then switches itself off.
   std::string failure() const;
-  std::int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  // Records refused: queue full, or the writer closed or failed.
+  std::int64_t dropped() const {
+    return static_cast<std::int64_t>(queue_.dropped() + queue_.refused());
+  }
   std::string jsonl_path() const { return jsonl_.path(); }
 
  private:
-  void run();
-  void drain();  // takes the queue and writes it; process_mutex_ taken inside
+  void write_batch(std::vector<WriterItem>& batch);  // on the writer thread
+  void sync();                                       // on the writer thread
   void write_record(const RegionRecord& r);
   void write_snapshot(SnapshotJob& job);
-  void note_failure(const std::string& message);
+  void throw_if_files_failed() const;
 
   const SinkContext ctx_;
   const MemorySettings settings_;
   const RegionPaths& paths_;
-  const std::size_t capacity_;
 
-  std::mutex queue_mutex_;
-  std::condition_variable wake_;
-  std::vector<WriterItem> queue_;
-  bool accepting_ = true;
-  bool stopping_ = false;
-  std::atomic<std::int64_t> dropped_{0};
-
-  std::mutex process_mutex_;  // everything below
-  OutputFile jsonl_;
+  sdk::LineFileWriter jsonl_;
   ChromeTraceFile trace_;
   RegionSummary summary_;
   std::string line_;
-  std::vector<WriterItem> batch_;
 
-  mutable std::mutex failure_mutex_;
-  std::string failure_;
-  std::atomic<bool> failed_{false};
-
-  std::thread thread_;
+  sdk::BoundedQueueWriter<WriterItem> queue_;  // last: its thread starts once all is set
 };
 
 }  // namespace regiontrace::memory

@@ -33,6 +33,18 @@ void append_optional(std::string& out, std::int64_t value) {
   }
 }
 
+void append_tracking(std::string& out, const TrackingStats& t) {
+  json::Writer w(out);
+  w.begin_object()
+      .field("enabled", t.enabled)
+      .field("tracked", t.tracked)
+      .field("max_tracked", t.max_tracked)
+      .field("overflow_count", t.overflow_count)
+      .field("overflow_bytes", t.overflow_bytes)
+      .field("untracked_frees", t.untracked_frees)
+      .end_object();
+}
+
 void append_allocator_stats(std::string& out, const cuda::AllocatorStats& s) {
   out += "{\"allocated_bytes\":";
   json::append_int(out, s.allocated_current);

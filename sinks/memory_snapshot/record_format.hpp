@@ -19,6 +19,9 @@ void append_allocated_by_device(std::string& out, std::uint32_t devices,
                                 const std::int64_t (&allocated)[kMaxDevices]);
 // "allocator": {...} members for one CUDA device.
 void append_allocator_stats(std::string& out, const cuda::AllocatorStats& s);
+// The `tracking` object ({"enabled":..,"tracked":..,...}): the summary and
+// every snapshot carry the same one.
+void append_tracking(std::string& out, const TrackingStats& t);
 // One JSON object and a newline.
 void append_region_record(std::string& out, const RegionRecord& r, const RegionPaths& paths);
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "regiontrace/sdk/color.hpp"
+#include "regiontrace/sdk/glob.hpp"
 
 namespace regiontrace::nvtx {
 
@@ -30,27 +31,6 @@ ColorRule parse_color_rule(std::string_view item) {
                                 "` is not a colour (valid: #RRGGBB, RRGGBB or 0xRRGGBB)");
   }
   return rule;
-}
-
-bool glob_match(std::string_view pattern, std::string_view name) {
-  // Iterative matcher with one backtrack point: linear enough for region names.
-  std::size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-      ++p;
-      ++n;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = n;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 std::uint32_t derived_color(std::string_view name) {
@@ -94,7 +74,7 @@ std::uint32_t derived_color(std::string_view name) {
 std::uint32_t region_color(std::string_view name, std::uint32_t catalog_color,
                            const std::vector<ColorRule>& rules) {
   for (const ColorRule& rule : rules) {
-    if (glob_match(rule.pattern, name)) return rule.argb;
+    if (sdk::glob_match(rule.pattern, name)) return rule.argb;
   }
   if (catalog_color != 0) {
     // The registry stores 0xRRGGBB; an explicit alpha is kept.

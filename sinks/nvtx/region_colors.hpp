@@ -12,7 +12,7 @@
 namespace regiontrace::nvtx {
 
 // One `pattern=#RRGGBB` item of the `colors` key. The pattern is a region
-// name or a glob (`*`, `?`).
+// name or a glob (`*`, `?`, `[0-3]`: the SDK's glob, as in `regions`).
 struct ColorRule {
   std::string pattern;
   std::uint32_t argb = 0;
@@ -23,7 +23,6 @@ bool parse_rgb(std::string_view text, std::uint32_t* argb);
 // Parses one `pattern=#RRGGBB` item; throws std::invalid_argument saying
 // what is wrong with the item and what would be valid.
 ColorRule parse_color_rule(std::string_view item);
-bool glob_match(std::string_view pattern, std::string_view name);
 
 // A stable, well-saturated colour from the name (FNV-1a hash to a hue).
 std::uint32_t derived_color(std::string_view name);

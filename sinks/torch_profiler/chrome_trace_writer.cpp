@@ -326,7 +326,7 @@ std::int64_t earliest(const TraceData& data) {
 }  // namespace
 
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
-                                   OutputFile& out) {
+                                   TraceFile& out) {
   TraceWriteStats stats;
   const std::int64_t base = earliest(data);
   const EventFormatter fmt(data, base);

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "output_file.hpp"
+#include "trace_file.hpp"
 #include "trace_model.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -30,6 +30,6 @@ struct TraceWriteStats {
 // Writes everything in time order until a limit is reached; what does not fit
 // is counted in the result and in the trace's own `regiontrace.cut` record.
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
-                                   OutputFile& out);
+                                   TraceFile& out);
 
 }  // namespace regiontrace::torch_profiler

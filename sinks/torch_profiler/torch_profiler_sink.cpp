@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -35,7 +36,24 @@ RegionSpan span_of(OpenRegion& r, std::uint64_t tid, std::int64_t end_ns) {
 
 }  // namespace
 
-TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx) : ctx_(ctx) {
+namespace {
+
+sdk::BoundedQueueWriter<std::function<void()>>::Options export_queue_options() {
+  sdk::BoundedQueueWriter<std::function<void()>>::Options o;
+  o.capacity = 64;  // windows waiting for export; a producer past it waits
+  o.on_full = sdk::OnFull::kBlock;
+  o.wake_batch = 1;  // each export starts at once
+  o.idle_wakeup = std::chrono::seconds(1);
+  o.start_on_first_push = true;
+  return o;
+}
+
+}  // namespace
+
+TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
+    : ctx_(ctx), writer_(export_queue_options(), [](std::vector<std::function<void()>>& jobs) {
+        for (auto& job : jobs) job();  // export_trace reports its own errors, never throws
+      }) {
   std::vector<std::string> notes;
   settings_ = TorchProfilerSettings::read(ctx, &notes);
   for (const std::string& n : notes) ctx_.warn(n);
@@ -181,7 +199,7 @@ void TorchProfilerSink::close() {
     collecting_.store(false);
     finish_window_locked("close");
   }
-  writer_.finish();
+  writer_.close();
   if (traces_posted_.load() == 0) {
     ctx_.info("no trace written: no selected region ran while collection was on");
   }
@@ -335,10 +353,11 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   options.output_dir = ctx_.output_dir();
   options.rank = ctx_.rank();
   traces_posted_.fetch_add(1);
-  writer_.post([this, req, options] {
+  ExportJob job = [this, req, options] {
     export_trace(*req, options,
                  [this](LogLevel level, const std::string& m) { ctx_.log(level, m); });
-  });
+  };
+  if (!writer_.push(std::move(job))) job();  // closed: export on this thread, as before
 }
 
 void TorchProfilerSink::stop_if_capped() {

@@ -20,15 +20,16 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "background_writer.hpp"
 #include "collection_window.hpp"
 #include "regiontrace/plugin.hpp"
+#include "regiontrace/sdk/bounded_queue_writer.hpp"
 #include "step_schedule.hpp"
 #include "thread_registry.hpp"
 #include "torch_profiler_settings.hpp"
@@ -64,7 +65,11 @@ class TorchProfilerSink : public Sink {
   TorchProfilerSettings settings_;
   StepSchedule schedule_;
   ThreadRegistry threads_;
-  BackgroundWriter writer_;
+  // Trace exports, one job each, run in order on the SDK writer's thread so
+  // formatting and compressing a large trace never runs on the
+  // application's thread. Started on first use: many runs export nothing.
+  using ExportJob = std::function<void()>;
+  sdk::BoundedQueueWriter<ExportJob> writer_;
 
   std::mutex control_;  // windows: start, finish, attach; the step gate
   std::vector<std::unique_ptr<CollectionWindow>> windows_;  // kept: frames point into them

@@ -5,8 +5,9 @@
 #include <filesystem>
 
 #include "op_summary.hpp"
-#include "output_file.hpp"
 #include "profiler_result.hpp"
+#include "regiontrace/sdk/whole_file_writer.hpp"
+#include "trace_file.hpp"
 #include "trace_retention.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -37,7 +38,7 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     req.data.threads.insert(req.data.threads.end(), unknown.begin(), unknown.end());
     cover_ops_running_at_the_end(req.data);
 
-    OutputFile out(path, options.gzip);
+    TraceFile out(path, options.gzip);
     const TraceWriteStats stats = write_chrome_trace(req.data, options.limits, out);
     out.commit();
     req.profile.reset();  // libtorch's copy of the events is no longer needed
@@ -46,7 +47,7 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     for (const auto& [ext, text] : {std::pair<std::string, std::string>{
                                         ".summary.txt", summary_text(summary, req.data, file)},
                                     {".summary.json", summary_json(summary, req.data, file)}}) {
-      OutputFile out(req.path_base + ext, false);
+      sdk::WholeFileWriter out(req.path_base + ext);
       out.write(text);
       out.commit();
     }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "activation_record.hpp"
+#include "ratio_reporter.hpp"
 #include "record_format.hpp"
 #include "record_writer.hpp"
 
@@ -141,39 +142,23 @@ BENCHMARK(BM_SustainedToFile)
     ->UseRealTime()
     ->Iterations(3);
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration) continue;
-      const double seconds = r.real_accumulated_time;
-      ns[r.benchmark_name()] = seconds / static_cast<double>(r.iterations) * 1e9;
-      auto it = r.counters.find("cpu_ns_per_record");
-      if (it != r.counters.end()) cpu_ns[r.benchmark_name()] = it->second.value;
-    }
-  }
-  std::map<std::string, double> ns;
-  std::map<std::string, double> cpu_ns;
-};
-
 }  // namespace
 }  // namespace regiontrace::activation
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  regiontrace::activation::RatioReporter reporter;
+  regiontrace::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  auto& ns = reporter.ns;
+  auto ns = [&](const std::string& name) { return reporter.real_ns(name); };
   for (const char* arg : {"0", "1"}) {
     const std::string which = std::string(arg) == "0" ? "abs_mean,sum" : "all 17 stats";
     const double producer =
-        ns[std::string("BM_ProducerPerRecord/all_stats:") + arg + "/iterations:100000/real_time"];
-    const double format = ns[std::string("BM_FormatPerRecord/all_stats:") + arg];
+        ns(std::string("BM_ProducerPerRecord/all_stats:") + arg + "/iterations:100000/real_time");
+    const double format = ns(std::string("BM_FormatPerRecord/all_stats:") + arg);
     const std::string sustained_name =
         std::string("BM_SustainedToFile/all_stats:") + arg + "/iterations:3/real_time";
-    const double sustained = ns[sustained_name];
-    const double cpu_per_record = reporter.cpu_ns[sustained_name];
+    const double sustained = ns(sustained_name);
+    const double cpu_per_record = reporter.counter(sustained_name, "cpu_ns_per_record");
     if (producer <= 0 || format <= 0 || sustained <= 0) continue;
     const double per_second = 1e6 / (sustained * 1e-9);
     std::printf(

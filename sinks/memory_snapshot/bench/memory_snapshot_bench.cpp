@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench_workload.hpp"
+#include "ratio_reporter.hpp"
 #include "regiontrace/regiontrace.hpp"
 
 namespace {
@@ -163,73 +164,46 @@ BENCHMARK(BM_RegionPair_NoSink);
 BENCHMARK(BM_RegionPair_Sink);
 BENCHMARK(BM_RegionPair_SinkNoRss);
 
-// Keeps what the ratios need: the interleaved counters, and the fastest
-// repetition's ns per item of the others.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration) continue;
-      for (const auto& [name, counter] : r.counters) {
-        if (name != "items_per_second") {
-          counters_[name] = counter.value;
-          continue;
-        }
-        if (counter.value <= 0) continue;
-        const double ns = 1e9 / counter.value;
-        auto [slot, fresh] = ns_.emplace(r.run_name.function_name, ns);
-        if (!fresh && ns < slot->second) slot->second = ns;
-      }
-    }
+// The ratios, from the interleaved counters and the fastest repetition
+// of each benchmark.
+void print_ratios(const regiontrace::bench::RatioReporter& reporter) {
+  const double bare = reporter.last_counter("bare_ns");
+  const double floor = reporter.last_counter("libtorch_reporting_ns");
+  const double off = reporter.last_counter("track_off_ns");
+  const double on = reporter.last_counter("track_on_ns");
+  if (bare > 0) {
+    std::printf(
+        "\nper allocation (torch::empty of 16 floats, alloc + free; interleaved, fastest "
+        "batch):\n");
+    std::printf(
+        "  bare %.1f ns; track off %.1f ns (%.2fx); track on %.1f ns (%.2fx; target "
+        "<= 1.5x)\n",
+        bare, off, off / bare, on, on / bare);
+    std::printf(
+        "  libtorch's own memory reporting (a reporter doing nothing): %.1f ns "
+        "(%.2fx); the sink adds %+.1f ns (track off), %+.1f ns (track on)\n",
+        floor, floor / bare, off - floor, on - floor);
   }
-  void print() const {
-    auto get = [](const std::map<std::string, double>& m, const char* name) {
-      auto it = m.find(name);
-      return it == m.end() ? 0.0 : it->second;
-    };
-    const double bare = get(counters_, "bare_ns");
-    const double floor = get(counters_, "libtorch_reporting_ns");
-    const double off = get(counters_, "track_off_ns");
-    const double on = get(counters_, "track_on_ns");
-    if (bare > 0) {
-      std::printf(
-          "\nper allocation (torch::empty of 16 floats, alloc + free; interleaved, fastest "
-          "batch):\n");
-      std::printf(
-          "  bare %.1f ns; track off %.1f ns (%.2fx); track on %.1f ns (%.2fx; target "
-          "<= 1.5x)\n",
-          bare, off, off / bare, on, on / bare);
-      std::printf(
-          "  libtorch's own memory reporting (a reporter doing nothing): %.1f ns "
-          "(%.2fx); the sink adds %+.1f ns (track off), %+.1f ns (track on)\n",
-          floor, floor / bare, off - floor, on - floor);
-    }
-    const double b = get(ns_, "BM_Allocation_Bare");
-    const double o = get(ns_, "BM_Allocation_SinkTrackOff");
-    const double t = get(ns_, "BM_Allocation_SinkTrackOn");
-    if (b > 0) {
-      std::printf(
-          "  one benchmark each: bare %.1f ns, track off %.1f ns (%.2fx), track on %.1f "
-          "ns (%.2fx)\n",
-          b, o, o / b, t, t / b);
-    }
-    const double none = get(ns_, "BM_RegionPair_NoSink");
-    const double pair = get(ns_, "BM_RegionPair_Sink");
-    const double pair_norss = get(ns_, "BM_RegionPair_SinkNoRss");
-    if (pair > 0) {
-      std::printf("per region pair (enter + exit):\n");
-      std::printf(
-          "  no sink %.1f ns; sink %.1f ns (+%.1f ns); sink with rss off %.1f ns "
-          "(+%.1f ns)\n",
-          none, pair, pair - none, pair_norss, pair_norss - none);
-    }
+  const double b = reporter.fastest_ns_per_item("BM_Allocation_Bare");
+  const double o = reporter.fastest_ns_per_item("BM_Allocation_SinkTrackOff");
+  const double t = reporter.fastest_ns_per_item("BM_Allocation_SinkTrackOn");
+  if (b > 0) {
+    std::printf(
+        "  one benchmark each: bare %.1f ns, track off %.1f ns (%.2fx), track on %.1f "
+        "ns (%.2fx)\n",
+        b, o, o / b, t, t / b);
   }
-
- private:
-  std::map<std::string, double> ns_;
-  std::map<std::string, double> counters_;
-};
+  const double none = reporter.fastest_ns_per_item("BM_RegionPair_NoSink");
+  const double pair = reporter.fastest_ns_per_item("BM_RegionPair_Sink");
+  const double pair_norss = reporter.fastest_ns_per_item("BM_RegionPair_SinkNoRss");
+  if (pair > 0) {
+    std::printf("per region pair (enter + exit):\n");
+    std::printf(
+        "  no sink %.1f ns; sink %.1f ns (+%.1f ns); sink with rss off %.1f ns "
+        "(+%.1f ns)\n",
+        none, pair, pair - none, pair_norss, pair_norss - none);
+  }
+}
 
 }  // namespace
 
@@ -245,9 +219,9 @@ int main(int argc, char** argv) {
   int count = static_cast<int>(args.size());
   args.push_back(nullptr);
   benchmark::Initialize(&count, args.data());
-  RatioReporter reporter;
+  regiontrace::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.print();
+  print_ratios(reporter);
   benchmark::Shutdown();
   return 0;
 }

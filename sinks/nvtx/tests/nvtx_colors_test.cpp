@@ -7,6 +7,7 @@
 #include <string>
 
 #include "region_colors.hpp"
+#include "regiontrace/sdk/glob.hpp"
 
 namespace regiontrace::nvtx {
 namespace {
@@ -31,6 +32,7 @@ TEST(NvtxColors, RejectsMalformedRulesSayingWhatIsValid) {
 }
 
 TEST(NvtxColors, GlobsMatchWholeNames) {
+  using sdk::glob_match;  // the one matcher `regions` uses too
   EXPECT_TRUE(glob_match("blocks.*", "blocks.3"));
   EXPECT_TRUE(glob_match("*denois*", "profiler_region_inference_denoising"));
   EXPECT_TRUE(glob_match("b?ocks", "blocks"));
@@ -38,6 +40,18 @@ TEST(NvtxColors, GlobsMatchWholeNames) {
   EXPECT_FALSE(glob_match("blocks", "blocks.3"));
   EXPECT_FALSE(glob_match("blocks.*", "head"));
   EXPECT_FALSE(glob_match("*x", "xy"));
+}
+
+// `regions: [blocks.[0-3]]` selected these regions long before `colors`
+// accepted the same pattern: both now go through the SDK's glob.
+TEST(NvtxColors, SetsInPatternsWorkAsInRegionFilters) {
+  const std::vector<ColorRule> rules = {parse_color_rule("blocks.[0-3]=#010203")};
+  for (const char* name : {"blocks.0", "blocks.2", "blocks.3"}) {
+    EXPECT_EQ(region_color(name, 0, rules), 0xFF010203u) << name;
+  }
+  for (const char* name : {"blocks.4", "blocks.10", "blocks.[0-3]"}) {
+    EXPECT_EQ(region_color(name, 0, rules), derived_color(name)) << name;
+  }
 }
 
 TEST(NvtxColors, ProfileRuleThenCatalogThenDerived) {

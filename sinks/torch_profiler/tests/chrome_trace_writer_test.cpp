@@ -57,7 +57,7 @@ TraceData sample() {
 json write(const TraceData& d, const TraceLimits& limits, const TempDir& dir,
            TraceWriteStats* stats = nullptr) {
   const std::string path = dir.file("t.json");
-  OutputFile out(path, false);
+  TraceFile out(path, false);
   const TraceWriteStats s = write_chrome_trace(d, limits, out);
   out.commit();
   if (stats != nullptr) *stats = s;

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "chrome_trace_writer.hpp"
-#include "output_file.hpp"
 #include "test_support.hpp"
+#include "trace_file.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -147,7 +147,7 @@ TEST(OpSummary, SinkSummaryAndCliSummaryAgreeOnTheSameTrace) {
   regiontrace::test::TempDir dir;
   const std::string path = dir.file("trace.json");
   {
-    OutputFile out(path, false);
+    TraceFile out(path, false);
     write_chrome_trace(d, TraceLimits{}, out);
     out.commit();
   }

@@ -12,9 +12,9 @@
 #include <set>
 #include <thread>
 
-#include "output_file.hpp"
 #include "regiontrace/regiontrace.hpp"
 #include "test_support.hpp"
+#include "trace_file.hpp"
 #include "trace_reading.hpp"
 
 namespace regiontrace::torch_profiler::test {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "output_file.hpp"
+#include "trace_file.hpp"
 
 namespace regiontrace::torch_profiler::test {
 

@@ -1,0 +1,170 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "regiontrace/sdk/line_file_writer.hpp"
+#include "regiontrace/sdk/whole_file_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using regiontrace::sdk::LineFileWriter;
+using regiontrace::sdk::WholeFileWriter;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("rt_sdk_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `body` in a child whose files may not grow past `limit` bytes, with
+// SIGXFSZ ignored so an oversized write fails with EFBIG instead of killing
+// it: a full disk, made reproducible. Returns the child's exit code.
+template <typename Body>
+int with_file_size_limit(rlim_t limit, Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl {
+      limit, limit
+    };
+    if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(90);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+TEST(LineFileWriter, AFullFileKeepsOnlyWholeLines) {
+  const fs::path dir = fresh_dir("lines");
+  const std::string path = (dir / "records.jsonl").string();
+  const int rc = with_file_size_limit(10000, [&] {
+    LineFileWriter f(path);
+    f.set_buffer_limit(700);  // several writes, the failing one torn by the limit
+    for (int i = 0; i < 1000; ++i) {
+      if (!f.append("{\"record\":" + std::to_string(i) + ",\"pad\":\"xxxxxxxxxxxxxxxx\"}\n")) {
+        break;
+      }
+    }
+    f.close();
+    if (!f.failed()) return 1;
+    if (f.error().find(path) == std::string::npos) return 2;
+    if (f.append("{\"after\":1}\n")) return 3;  // sticky
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  const std::string text = slurp(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_LE(text.size(), 10000u);
+  EXPECT_EQ(text.back(), '\n');
+  std::istringstream lines(text);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(line, "{\"record\":" + std::to_string(n) + ",\"pad\":\"xxxxxxxxxxxxxxxx\"}");
+    ++n;
+  }
+  EXPECT_GT(n, 100);
+  fs::remove_all(dir);
+}
+
+TEST(LineFileWriter, AForkedChildThatExitsDoesNotWriteTheParentsLines) {
+  const fs::path dir = fresh_dir("fork");
+  const std::string path = (dir / "records.jsonl").string();
+  {
+    LineFileWriter f(path);
+    f.append("{\"line\":1}\n");  // buffered, not yet written
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      f.close();  // what a child's exit() would run: must not write line 1
+      std::exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    f.append("{\"line\":2}");  // the missing newline is added
+  }
+  EXPECT_EQ(slurp(path), "{\"line\":1}\n{\"line\":2}\n");
+  fs::remove_all(dir);
+}
+
+TEST(LineFileWriter, AppendModeKeepsWhatWasThere) {
+  const fs::path dir = fresh_dir("append");
+  const std::string path = (dir / "a.jsonl").string();
+  {
+    LineFileWriter f(path);
+    f.append("one\n");
+  }
+  {
+    LineFileWriter f(path, LineFileWriter::Mode::kAppend);
+    f.append("two\n");
+  }
+  EXPECT_EQ(slurp(path), "one\ntwo\n");
+  EXPECT_THROW(LineFileWriter((dir / "no" / "such.jsonl").string()), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+TEST(WholeFileWriter, WritesAndRenamesIntoPlace) {
+  const fs::path dir = fresh_dir("whole");
+  const std::string path = (dir / "summary.json").string();
+  {
+    WholeFileWriter f(path, {true});
+    f.write("{\"a\":");
+    f.write("1}\n");
+    EXPECT_FALSE(fs::exists(path));  // nothing under the final name yet
+    f.commit();
+  }
+  EXPECT_EQ(slurp(path), "{\"a\":1}\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(WholeFileWriter, AFailedWriteLeavesTheOldFileIntact) {
+  const fs::path dir = fresh_dir("whole_fail");
+  const std::string path = (dir / "summary.json").string();
+  ASSERT_TRUE(WholeFileWriter::write_file(path, "old\n").empty());
+  const int rc = with_file_size_limit(4096, [&] {
+    const std::string error = WholeFileWriter::write_file(path, std::string(100000, 'x'));
+    if (error.empty()) return 1;
+    if (error.find(path) == std::string::npos) return 2;  // names the final file
+    return 0;
+  });
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(slurp(path), "old\n");
+  // and no temporary file is left behind
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(WholeFileWriter, AnUncommittedWriterLeavesNothing) {
+  const fs::path dir = fresh_dir("whole_abandon");
+  {
+    WholeFileWriter f((dir / "trace.json").string());
+    f.write("partial");
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
+  const std::string error = WholeFileWriter::write_file((dir / "no" / "x.json").string(), "x");
+  EXPECT_NE(error.find((dir / "no" / "x.json").string()), std::string::npos) << error;
+  fs::remove_all(dir);
+}
+
+}  // namespace

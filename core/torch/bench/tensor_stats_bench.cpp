@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "ratio_reporter.hpp"
 #include "regiontrace/tensor_stats.hpp"
 #include "regiontrace/torch.hpp"
 
@@ -102,32 +103,21 @@ BENCHMARK(BM_ObserveNoListener);
 BENCHMARK(BM_EmptyLoop);
 
 // Keeps each run's time per iteration (ns) for the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration) continue;
-      ns[r.benchmark_name()] = r.real_accumulated_time / static_cast<double>(r.iterations) * 1e9;
-    }
-  }
-  std::map<std::string, double> ns;
-};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  RatioReporter reporter;
+  regiontrace::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  auto& ns = reporter.ns;
+  const auto ns = [&reporter](const std::string& name) { return reporter.real_ns(name); };
   const char* kinds[2][2] = {{"fp32", "bf16:0"}, {"bf16", "bf16:1"}};
   std::printf("\n16M elements, %d intra-op threads\n", at::get_num_threads());
   for (const auto& k : kinds) {
     const std::string suffix = std::string("/") + k[1] + "/real_time";
-    const double fused = ns["BM_Fused" + suffix];
-    const double sum = ns["BM_SumPass" + suffix];
-    const double per = ns["BM_PerStatistic" + suffix];
+    const double fused = ns("BM_Fused" + suffix);
+    const double sum = ns("BM_SumPass" + suffix);
+    const double per = ns("BM_PerStatistic" + suffix);
     if (fused <= 0 || sum <= 0 || per <= 0) continue;
     std::printf("%s: fused %.2f ms, sum() %.2f ms, per-statistic %.2f ms\n", k[0], fused / 1e6,
                 sum / 1e6, per / 1e6);
@@ -136,7 +126,7 @@ int main(int argc, char** argv) {
         "(target >= 10x); per-statistic / sum() = %.1fx\n",
         k[0], fused / sum, per / fused, per / sum);
   }
-  const double observe = ns["BM_ObserveNoListener"], empty = ns["BM_EmptyLoop"];
+  const double observe = ns("BM_ObserveNoListener"), empty = ns("BM_EmptyLoop");
   if (observe > 0) {
     std::printf(
         "observe() with no listener: %.2f ns per call (empty loop %.2f ns; target <= 2 ns)\n",

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "output_folders.hpp"
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
+#include "regiontrace/sdk/whole_file_writer.hpp"
 
 namespace regiontrace::detail {
 namespace {
@@ -162,9 +162,10 @@ void write_effective_config(const EffectiveConfig& cfg, const std::set<std::stri
                            std::to_string(cfg.pid) + ".json";
   for (const std::string& dir : dirs) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    std::ofstream out(path, std::ios::trunc);
-    out << json;
-    if (!out) log(LogLevel::kWarn, "could not write the effective configuration to " + path);
+    // Whole or absent: on a full disk it was left as 4096 bytes of invalid
+    // JSON (issue 13, defect 4).
+    const std::string error = sdk::WholeFileWriter::write_file(path, json);
+    if (!error.empty()) log(LogLevel::kWarn, "the effective configuration: " + error);
   }
 }
 

@@ -1,5 +1,9 @@
 #include "chrome_trace_file.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include <time.h>
 
 #include "record_format.hpp"
@@ -25,7 +29,8 @@ void ChromeTraceFile::append_ts(std::string& out, std::int64_t monotonic_ns) con
 }
 
 void ChromeTraceFile::open(const std::string& path, long pid, int rank) {
-  file_.open(path);
+  final_path_ = path;
+  file_.open(path + kPartialSuffix);
   realtime_offset_ns_ = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
   pid_ = std::to_string(pid);
   std::string out =
@@ -139,6 +144,12 @@ void ChromeTraceFile::close() {
   closed_ = true;
   write("\n]}\n");
   file_.close();
+  // Only a trace that got its closing brackets takes the final name; one cut
+  // short by a write error stays `.partial` (its events are whole lines).
+  if (!file_.failed() && std::rename(file_.path().c_str(), final_path_.c_str()) != 0) {
+    rename_error_ =
+        "cannot rename `" + file_.path() + "` to `" + final_path_ + "`: " + std::strerror(errno);
+  }
 }
 
 }  // namespace regiontrace::memory

@@ -8,8 +8,11 @@
 // regiontrace event) are shifted by the offset between the clocks, measured
 // when the file is opened.
 //
-// Streamed: events are appended as records arrive; close() writes the
-// closing brackets, which is what makes the file valid JSON. One event a
+// Streamed: events are appended as records arrive to `<name>.partial`;
+// close() writes the closing brackets, which is what makes the file valid
+// JSON, and only then renames it to its final name. A process killed, or a
+// disk that filled, leaves `<name>.partial` with whole events (one a line)
+// and never an invalid `.json` under the name the tools open. One event a
 // line, written as whole lines only (the SDK's LineFileWriter): the last
 // event waits for the next one, which brings the comma that ends its line.
 #pragma once
@@ -31,6 +34,11 @@ class ChromeTraceFile {
   void flush() { file_.flush(); }
   void close();
   const sdk::LineFileWriter& file() const { return file_; }
+  // Why the closed trace did not take its final name, or empty.
+  const std::string& rename_error() const { return rename_error_; }
+  const std::string& final_path() const { return final_path_; }
+
+  static constexpr const char* kPartialSuffix = ".partial";
 
  private:
   void begin_event(std::string& out);
@@ -38,6 +46,8 @@ class ChromeTraceFile {
   void append_ts(std::string& out, std::int64_t monotonic_ns) const;
   void write(std::string_view text);
   sdk::LineFileWriter file_;
+  std::string final_path_;
+  std::string rename_error_;
   std::string partial_;  // the last event's line, waiting for its end
   std::int64_t realtime_offset_ns_ = 0;
   std::string pid_;

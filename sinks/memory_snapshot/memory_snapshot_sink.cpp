@@ -321,12 +321,14 @@ void MemorySnapshotSink::close() {
     totals.stood_aside_why = stood_aside_why_;
   }
   const MemoryWriter::Closing c = writer_.close(totals);
-  ctx_.info("memory summary (rank " + std::to_string(ctx_.rank()) + ", " + c.summary_file + "):\n" +
+  const std::string where =
+      c.summary_file.empty() ? std::string("summary file not written") : c.summary_file;
+  ctx_.info("memory summary (rank " + std::to_string(ctx_.rank()) + ", " + where + "):\n" +
             c.table);
   if (!c.suspects.empty()) {
     std::string list;
     for (const std::string& s : c.suspects) list += (list.empty() ? "" : ", ") + s;
-    ctx_.warn("leak suspects (held bytes grow across steps): " + list + "; see " + c.summary_file);
+    ctx_.warn("leak suspects (held bytes grow across steps): " + list + "; see " + where);
   }
   if (writer_.dropped() > 0) {
     ctx_.warn(std::to_string(writer_.dropped()) +

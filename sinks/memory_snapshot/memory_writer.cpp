@@ -130,13 +130,17 @@ MemoryWriter::Closing MemoryWriter::close(RunTotals totals) {
   c.summary_file = ctx_.output_path("memory_summary", "json");
   const std::string error = sdk::WholeFileWriter::write_file(
       c.summary_file, summary_.to_json(paths_, totals, criteria, totals.tracking.enabled));
-  if (!error.empty()) queue_.fail(error);
+  if (!error.empty()) {
+    queue_.fail(error);
+    c.summary_file.clear();  // never announce a file that was not written
+  }
   c.table = summary_.to_table(paths_, criteria, totals.stood_aside_why);
   for (const auto& s : summary_.leak_suspects(criteria)) c.suspects.push_back(paths_.path(s.path));
   jsonl_.close();
   trace_.close();
   if (jsonl_.failed()) queue_.fail(jsonl_.error());
   if (trace_.file().failed()) queue_.fail(trace_.file().error());
+  if (!trace_.rename_error().empty()) queue_.fail(trace_.rename_error());
   return c;
 }
 

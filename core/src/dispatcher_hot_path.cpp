@@ -57,6 +57,12 @@ __attribute__((noinline, cold)) std::uint64_t report_stack_full() {
 
 }  // namespace
 
+// Built when the library loads (before any application code can open a
+// region) and never destroyed: regions may run in exit handlers. A plain
+// pointer keeps the hot path free of function-local-static guards; defined
+// here so that enter/leave read it directly.
+Dispatcher* const Dispatcher::instance_ = new Dispatcher();
+
 ThreadStack* current_thread_stack() {
   ThreadStack* s = t_stack;
   if (s != nullptr || t_untracked) return s;

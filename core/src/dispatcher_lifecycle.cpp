@@ -10,11 +10,6 @@
 
 namespace regiontrace::detail {
 
-// Built when the library loads (before any application code can open a
-// region) and never destroyed: regions may run in exit handlers. A plain
-// pointer keeps the hot path free of function-local-static guards.
-Dispatcher* const Dispatcher::instance_ = new Dispatcher();
-
 Dispatcher::Dispatcher() : registry_(&RegionRegistry::instance()) {}
 
 void Dispatcher::fail(SinkSlot& slot, const char* callback, const char* what) {

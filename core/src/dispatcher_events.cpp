@@ -16,9 +16,11 @@ std::int64_t now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// Inlined into every caller: out of line it costs a routed region pair ~3 ns.
 template <typename Event>
-Event Dispatcher::make_event(ThreadStack* stack, const RoutingTable& table,
-                             std::uint64_t mask) const {
+__attribute__((always_inline)) inline Event Dispatcher::make_event(ThreadStack* stack,
+                                                                   const RoutingTable& table,
+                                                                   std::uint64_t mask) const {
   Event ev;
   if constexpr (HasPath<Event>::value) {
     if (stack != nullptr) ev.path = stack->path(stack->depth());

@@ -1,15 +1,24 @@
 // One per process: delivers region, step, mark, tensor and snapshot events
 // to the sinks that selected them. Selection (regions, steps; ranks were
 // applied when sinks were built) happens here, once, for all sinks.
+//
+// Three files, one per concern:
+//   dispatcher_lifecycle.cpp  start, stop, fork; routing regions to sinks
+//   dispatcher_hot_path.cpp   enter/leave: the per-thread stack, tokens
+//   dispatcher_events.cpp     building and delivering the five event kinds
+// and event_builder.hpp for what they share: the "inside" mask and the
+// fields every event carries.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "regiontrace/export.hpp"
 #include "regiontrace/sdk/events.hpp"
 #include "routing_table.hpp"
 #include "sink_slot.hpp"
@@ -68,9 +77,14 @@ class Dispatcher {
   __attribute__((noinline)) void deliver_end(ThreadStack& stack, bool unwinding);
   void leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding);
   void recompute_live_locked();
+  // Calls fn(sink) for every sink in `mask`; a sink that throws is switched off.
   template <typename Fn>
   void deliver(const RoutingTable& table, std::uint64_t mask, const char* callback, Fn&& fn);
   void fail(SinkSlot& slot, const char* callback, const char* what);
+  // An event with the fields every kind carries (path, step, thread, time)
+  // filled in; `mask` (the sinks it goes to) decides whether the clock is read.
+  template <typename Event>
+  Event make_event(ThreadStack* stack, const RoutingTable& table, std::uint64_t mask) const;
 
   RegionRegistry* registry_;
   std::atomic<const RoutingTable*> table_{nullptr};
@@ -87,7 +101,30 @@ class Dispatcher {
   bool op_observer_on_ = false;
 };
 
+template <typename Fn>
+void Dispatcher::deliver(const RoutingTable& table, std::uint64_t mask, const char* callback,
+                         Fn&& fn) {
+  while (mask != 0) {
+    const int i = __builtin_ctzll(mask);
+    mask &= mask - 1;
+    SinkSlot* slot = table.slots()[static_cast<std::size_t>(i)];
+    try {
+      fn(*slot->sink);
+    } catch (const std::exception& e) {
+      fail(*slot, callback, e.what());
+    } catch (...) {
+      fail(*slot, callback, "an exception that is not a std::exception");
+    }
+  }
+}
+
+// The calling thread's region stack; nullptr while the thread exits, and for
+// a thread past kMaxTrackedThreads (its regions are not tracked).
 ThreadStack* current_thread_stack();
 std::int64_t now_ns();
+
+// Tests: sets the number the next new thread's counter starts from and
+// returns the old value, so that the thread limit can be reached.
+REGIONTRACE_INTERNAL std::uint64_t exchange_thread_counter_for_testing(std::uint64_t value);
 
 }  // namespace regiontrace::detail

@@ -36,6 +36,64 @@ std::string sink_name_from_file(const fs::path& p) {
   return stem.substr(std::string(kPrefix).size());
 }
 
+// "ABI 2, SDK 1.0.0, GCC 12.2.0, libstdc++ 12 (20220819), _GLIBCXX_USE_CXX11_ABI=1"
+std::string describe(const regiontrace_build_info& b) {
+  std::string out = "ABI " + std::to_string(b.abi_version);
+  if (b.size < sizeof(regiontrace_build_info)) return out;  // a future, smaller struct? never
+  auto text = [](const char* s) { return s != nullptr ? std::string(s) : std::string("?"); };
+  out += ", SDK " + text(b.sdk_version) + ", " + text(b.compiler) + ", " + text(b.stdlib);
+  if (b.cxx11_abi >= 0) out += ", _GLIBCXX_USE_CXX11_ABI=" + std::to_string(b.cxx11_abi);
+  return out;
+}
+
+std::string abi_mismatch_message(const PluginFile& file, const std::string& plugin_abi,
+                                 const std::string& plugin_build) {
+  return "plugin " + file.path + " (" + file.origin +
+         ") was built against regiontrace plugin ABI version " + plugin_abi + " (" + plugin_build +
+         "), but this libregiontrace speaks version " + std::to_string(kAbiVersion) + " (" +
+         describe(kBuildInfo) + "); rebuild the plugin against this SDK";
+}
+
+// Reads the plugin's plain-C build info before any C++ type of it is
+// trusted, and refuses another ABI version or another standard-library ABI
+// (std::string, std::vector and std::map cross the boundary).
+void check_build(const boost::dll::shared_library& lib, const PluginFile& file) {
+  if (!lib.has("regiontrace_plugin_build_info")) {
+    if (lib.has("regiontrace_plugin_abi_version")) {
+      // An SDK before ABI 2 exported only its version number.
+      const int abi = lib.get<int()>("regiontrace_plugin_abi_version")();
+      throw Error(abi_mismatch_message(file, std::to_string(abi), "an SDK without build info"));
+    }
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") is not a regiontrace plugin: it does not export "
+                "regiontrace_plugin_build_info/regiontrace_plugin_descriptor (a sink is "
+                "exported with REGIONTRACE_SINK_PLUGIN)");
+  }
+  const regiontrace_build_info* b =
+      lib.get<const regiontrace_build_info*()>("regiontrace_plugin_build_info")();
+  if (b == nullptr || b->size < 2 * sizeof(std::uint32_t)) {
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") exports an empty regiontrace_plugin_build_info");
+  }
+  if (b->abi_version != static_cast<std::uint32_t>(kAbiVersion)) {
+    throw Error(abi_mismatch_message(file, std::to_string(b->abi_version), describe(*b)));
+  }
+  if (b->size < sizeof(regiontrace_build_info)) {
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") exports a truncated regiontrace_plugin_build_info");
+  }
+  const bool same_stdlib = b->stdlib_kind == kBuildInfo.stdlib_kind &&
+                           (b->stdlib_kind != 1 || b->cxx11_abi == kBuildInfo.cxx11_abi);
+  if (!same_stdlib) {
+    throw Error("plugin " + file.path + " (" + file.origin +
+                ") was built with another C++ standard library ABI (" + describe(*b) +
+                ") than this libregiontrace (" + describe(kBuildInfo) +
+                "); std::string, std::vector and std::map cross the plugin boundary, so "
+                "rebuild the plugin with the same standard library and "
+                "_GLIBCXX_USE_CXX11_ABI setting");
+  }
+}
+
 }  // namespace
 
 std::string PluginLoader::builtin_dir() {
@@ -116,18 +174,7 @@ const LoadedPlugin& PluginLoader::load(const PluginFile& file) {
     throw Error("plugin " + file.path + " (" + file.origin +
                 ") cannot be loaded: " + (why != nullptr ? std::string(why) : ec.message()));
   }
-  if (!lib.has("regiontrace_plugin_abi_version") || !lib.has("regiontrace_plugin_descriptor")) {
-    throw Error("plugin " + file.path + " (" + file.origin +
-                ") is not a regiontrace plugin: it does not export "
-                "regiontrace_plugin_abi_version/regiontrace_plugin_descriptor (a sink is "
-                "exported with REGIONTRACE_SINK_PLUGIN)");
-  }
-  const int abi = lib.get<int()>("regiontrace_plugin_abi_version")();
-  if (abi != kAbiVersion) {
-    throw Error("plugin " + file.path + " was built against regiontrace plugin ABI version " +
-                std::to_string(abi) + ", but this libregiontrace speaks version " +
-                std::to_string(kAbiVersion) + "; rebuild the plugin against this SDK");
-  }
+  check_build(lib, file);
   const PluginDescriptor* d = lib.get<const PluginDescriptor*()>("regiontrace_plugin_descriptor")();
   if (d == nullptr || d->sink_name == nullptr || d->create == nullptr) {
     throw Error("plugin " + file.path + " exports an empty plugin descriptor");

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/sdk/events.hpp"
 
 namespace regiontrace::detail {
@@ -25,10 +26,8 @@ struct Frame {
 class ThreadStack {
  public:
   static constexpr std::uint32_t kMaxDepth = 256;
-  // Tokens: thread number above bit 40, a serial below, and this bit when a
-  // sink got the begin (only then does the guard ask about exceptions).
-  static constexpr std::uint64_t kDeliveredBit = std::uint64_t{1} << 63;
 
+  // `number`: 1 .. kMaxTrackedThreads (see regiontrace/detail/region_token.hpp).
   explicit ThreadStack(std::uint64_t number) : number_(number) {}
 
   std::uint64_t number() const { return number_; }
@@ -36,14 +35,12 @@ class ThreadStack {
   bool empty() const { return depth_ == 0; }
   bool full() const { return depth_ == kMaxDepth; }
   Frame& top() { return frames_[depth_ - 1]; }
+  const Frame& top() const { return frames_[depth_ - 1]; }
   Frame& at(std::uint32_t i) { return frames_[i]; }
   Frame& push() { return frames_[depth_++]; }
   void pop() { --depth_; }
 
-  std::uint64_t next_token() {
-    return (number_ << 40) | (++serial_ & ((std::uint64_t{1} << 40) - 1));
-  }
-  static std::uint64_t thread_of(std::uint64_t token) { return (token & ~kDeliveredBit) >> 40; }
+  std::uint64_t next_token() { return make_region_token(number_, ++serial_); }
 
   // "outer/inner" for frames [0, depth).
   std::string_view path(std::uint32_t depth);

@@ -1,8 +1,11 @@
 // Loading sinks through the real loader, and the errors users see when it
 // cannot: each names the file and why.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "recorded_events.hpp"
 #include "regiontrace/inspect.hpp"
@@ -90,6 +93,73 @@ TEST(PluginLoading, AnAbiMismatchNamesBothVersions) {
   EXPECT_NE(msg.find("regiontrace_sink_wrong_abi.so"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ABI version " + std::to_string(kAbiVersion + 41)), std::string::npos) << msg;
   EXPECT_NE(msg.find("speaks version " + std::to_string(kAbiVersion)), std::string::npos) << msg;
+}
+
+// A real plugin, exported with REGIONTRACE_SINK_PLUGIN but compiled with
+// -DREGIONTRACE_SDK_ABI_VERSION_OVERRIDE=999: refused from its build info,
+// with both builds named.
+TEST(PluginLoading, APluginBuiltAgainstAnotherAbiIsRefusedNamingBothBuilds) {
+  CleanEnv env;
+  const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, "abi_999"));
+  EXPECT_NE(msg.find("plugin " REGIONTRACE_BAD_PLUGIN_DIR "/regiontrace_sink_abi_999.so"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("built against regiontrace plugin ABI version 999 (ABI 999, SDK " +
+                     std::string(REGIONTRACE_SDK_VERSION_STRING) + ", " + kBuildInfo.compiler),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("speaks version " + std::to_string(kAbiVersion) + " (ABI " +
+                     std::to_string(kAbiVersion) + ", SDK "),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("rebuild the plugin against this SDK"), std::string::npos) << msg;
+}
+
+// The same sink compiled with -D_GLIBCXX_USE_CXX11_ABI=0: its std::string is
+// not the host's, so it is refused although its ABI version matches.
+TEST(PluginLoading, APluginBuiltWithAnotherStdStringAbiIsRefused) {
+#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
+  CleanEnv env;
+  const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, "old_string_abi"));
+  EXPECT_NE(msg.find("regiontrace_sink_old_string_abi.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("another C++ standard library ABI"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("_GLIBCXX_USE_CXX11_ABI=0) than this libregiontrace"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("_GLIBCXX_USE_CXX11_ABI=1)"), std::string::npos) << msg;
+#else
+  GTEST_SKIP() << "needs libstdc++ with the C++11 ABI";
+#endif
+}
+
+// Every plugin this tree builds exports its build info, and it is this
+// build's: the entry point a host of any later version reads first.
+TEST(PluginLoading, EveryBuiltPluginReportsItsBuild) {
+  std::vector<std::string> files;
+  for (const std::string& dir : {builtin_plugin_dir(), test_plugin_dir()}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".so") files.push_back(entry.path().string());
+    }
+  }
+  ASSERT_GE(files.size(), 3u);
+  for (const std::string& file : files) {
+    void* handle = dlopen(file.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << file << ": " << dlerror();
+    using InfoFn = const regiontrace_build_info* (*)();
+    auto fn = reinterpret_cast<InfoFn>(dlsym(handle, "regiontrace_plugin_build_info"));
+    ASSERT_NE(fn, nullptr) << file << " does not export regiontrace_plugin_build_info";
+    const regiontrace_build_info* info = fn();
+    ASSERT_NE(info, nullptr) << file;
+    EXPECT_EQ(info->size, sizeof(regiontrace_build_info)) << file;
+    EXPECT_EQ(info->abi_version, static_cast<std::uint32_t>(kAbiVersion)) << file;
+    EXPECT_STREQ(info->sdk_version, REGIONTRACE_SDK_VERSION_STRING) << file;
+    EXPECT_STREQ(info->compiler, kBuildInfo.compiler) << file;
+    EXPECT_STREQ(info->stdlib, kBuildInfo.stdlib) << file;
+    EXPECT_EQ(info->cxx11_abi, kBuildInfo.cxx11_abi) << file;
+    // Hosts before ABI 2 read only this, and refuse the plugin by it.
+    auto legacy = reinterpret_cast<int (*)()>(dlsym(handle, "regiontrace_plugin_abi_version"));
+    ASSERT_NE(legacy, nullptr) << file;
+    EXPECT_EQ(legacy(), kAbiVersion) << file;
+  }
 }
 
 TEST(PluginLoading, TwoFilesForOneSinkNameAreAnError) {

@@ -1,5 +1,6 @@
-// Exports the plugin symbols by hand with an ABI version this build does not
-// speak: the loader must refuse it before touching the descriptor.
+// A plugin as an SDK before ABI 2 built it: only the plain version number,
+// no build info, and a version this build does not speak. The loader must
+// refuse it before touching the descriptor.
 #include "regiontrace/plugin.hpp"
 
 extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() {

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/export.hpp"
 
 namespace regiontrace {
@@ -95,10 +96,7 @@ extern REGIONTRACE_API std::atomic<std::uint8_t> g_state;
 
 // The implicit start: never throws (see init()).
 REGIONTRACE_API void lazy_init();
-// Set in a token when a sink got the begin: only then is the end's exception
-// state worth asking for.
-inline constexpr std::uint64_t kTokenDelivered = std::uint64_t{1} << 63;
-// Returns a token (0 = nothing to end).
+// Returns a token (0 = nothing to end; layout in detail/region_token.hpp).
 REGIONTRACE_API std::uint64_t enter(RegionId id);
 REGIONTRACE_API void leave(std::uint64_t token, bool unwinding);
 }  // namespace detail

@@ -2,13 +2,21 @@
 // forward hooks and no name of their own: the qualified name exists only as
 // a path from the root, so we walk named_modules() once and remember each
 // module's name (and region id) by address.
+//
+// forward() asks for its module's region on every call while regions can be
+// on. A small per-thread cache answers from the module's address and type:
+// no lock, no string hashed. name_modules() bumps a generation that empties
+// every thread's cache, so a module named (or renamed) later is seen.
 #include <c10/util/Type.h>
 #include <torch/nn/module.h>
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <shared_mutex>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 #include <unordered_map>
 
 #include "regiontrace/torch.hpp"
@@ -32,7 +40,10 @@ class ModuleNames {
     const RegionId id = declare_region(name, module->name() + " module");
     std::unique_lock<std::shared_mutex> lock(mutex_);
     by_address_[module] = NamedModule{std::move(name), id};
+    generation_.fetch_add(1, std::memory_order_release);
   }
+  // Changes whenever a name changes: what the per-thread caches check.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   // Copies out under the lock: name_modules() may replace an entry meanwhile.
   bool find_region(const torch::nn::Module* module, RegionId* region) const {
@@ -51,7 +62,43 @@ class ModuleNames {
  private:
   mutable std::shared_mutex mutex_;
   std::unordered_map<const torch::nn::Module*, NamedModule> by_address_;
+  std::atomic<std::uint64_t> generation_{1};  // 0 marks an empty cache entry
 };
+
+// One thread's answers, direct-mapped by module address. The type is part of
+// the key: a module freed and another of a different class built at the same
+// address must not inherit its region (an unnamed module's region is its
+// class name).
+class RegionCache {
+ public:
+  static constexpr std::size_t kEntries = 64;
+
+  RegionId* find(const torch::nn::Module* module, const std::type_info* type,
+                 std::uint64_t generation) {
+    Entry& e = entries_[index(module)];
+    return e.module == module && e.type == type && e.generation == generation ? &e.region : nullptr;
+  }
+  void store(const torch::nn::Module* module, const std::type_info* type, std::uint64_t generation,
+             RegionId region) {
+    entries_[index(module)] = Entry{module, type, generation, region};
+  }
+
+ private:
+  struct Entry {
+    const torch::nn::Module* module = nullptr;
+    const std::type_info* type = nullptr;
+    std::uint64_t generation = 0;
+    RegionId region = 0;
+  };
+  static std::size_t index(const torch::nn::Module* module) {
+    const auto p = reinterpret_cast<std::uintptr_t>(module);
+    return ((p >> 4) ^ (p >> 12)) & (kEntries - 1);
+  }
+  Entry entries_[kEntries];
+};
+
+thread_local RegionCache t_region_cache;
+std::atomic<std::uint64_t> g_region_lookups{0};
 
 }  // namespace
 
@@ -73,9 +120,22 @@ namespace detail {
 
 RegionId module_region_id(const torch::nn::Module& module) {
   if (g_state.load(std::memory_order_relaxed) == kStateUninitialized) lazy_init();
+  ModuleNames& names = ModuleNames::instance();
+  // Read before looking up: a name_modules() racing with the lookup leaves
+  // an entry of the old generation, looked up again on the next call.
+  const std::uint64_t generation = names.generation();
+  const std::type_info* type = &typeid(module);
+  RegionCache& cache = t_region_cache;
+  if (const RegionId* cached = cache.find(&module, type, generation)) return *cached;
+  g_region_lookups.fetch_add(1, std::memory_order_relaxed);
   RegionId region = 0;
-  if (ModuleNames::instance().find_region(&module, &region)) return region;
-  return region_id(module.name());
+  if (!names.find_region(&module, &region)) region = region_id(module.name());
+  cache.store(&module, type, generation, region);
+  return region;
+}
+
+std::uint64_t module_region_lookups() {
+  return g_region_lookups.load(std::memory_order_relaxed);
 }
 
 void throw_not_a(const torch::nn::Module& module, const char* wanted_type) {

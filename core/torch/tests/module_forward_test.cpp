@@ -113,6 +113,50 @@ TEST_F(ModuleForward, TheWrongTypeIsAnErrorNamingTheModule) {
   }
 }
 
+// forward() keeps each module's region per thread: repeated calls look no
+// name up, give the same region, and a name given (or changed) later by
+// name_modules() is seen on the next call.
+TEST_F(ModuleForward, TheRegionIsCachedPerModuleAndFollowsALaterName) {
+  start();
+  Block late;  // not named yet: its region is its class name
+  std::uint64_t lookups = detail::module_region_lookups();
+  for (int i = 0; i < 50; ++i) regiontrace::forward<BlockImpl>(net_->blocks[2], x_, 1.0);
+  EXPECT_LE(detail::module_region_lookups() - lookups, 2u) << "blocks.2 and blocks.2.fc, once";
+  const RegionId cached = detail::module_region_id(*net_->blocks[2]);
+  EXPECT_EQ(cached, region_id("blocks.2"));
+
+  regiontrace::forward(late, x_, 1.0);
+  regiontrace::forward(late, x_, 1.0);
+  EXPECT_EQ(detail::module_region_id(*late), region_id(late->name()));
+
+  regiontrace::name_modules(late, "late");
+  lookups = detail::module_region_lookups();
+  regiontrace::forward(late, x_, 1.0);
+  regiontrace::forward(late, x_, 1.0);
+  EXPECT_EQ(detail::module_region_lookups() - lookups, 2u) << "late and late.fc, once each";
+
+  regiontrace::name_modules(net_, "renamed");
+  regiontrace::forward<BlockImpl>(net_->blocks[2], x_, 1.0);
+  shutdown();
+
+  std::vector<std::string> want;
+  for (int i = 0; i < 50; ++i) {
+    want.push_back("blocks.2");
+    want.push_back("blocks.2.fc");
+  }
+  for (int i = 0; i < 2; ++i) {
+    want.push_back(late->name());
+    want.push_back(late->fc->name());
+  }
+  for (int i = 0; i < 2; ++i) {
+    want.push_back("late");
+    want.push_back("late.fc");
+  }
+  want.push_back("renamed.blocks.2");
+  want.push_back("renamed.blocks.2.fc");
+  EXPECT_EQ(begun(file()), want);
+}
+
 TEST(ModuleForwardSelection, AModuleRegionIsSelectedByNameBeforeTheModelExists) {
   CleanEnv env;
   TempDir dir;

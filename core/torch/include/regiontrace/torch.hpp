@@ -94,8 +94,12 @@ std::string module_name(const M& module) {
 
 namespace detail {
 // The region forward() opens for a module: its qualified name, or, for a
-// module name_modules() never saw, its class name (Module::name()).
+// module name_modules() never saw, its class name (Module::name()). Cached
+// per thread by module address and type until name_modules() runs again.
 REGIONTRACE_TORCH_API RegionId module_region_id(const torch::nn::Module& module);
+// Tests: how many module_region_id() calls missed the cache and looked the
+// name up (under a lock, hashing a string).
+REGIONTRACE_TORCH_API std::uint64_t module_region_lookups();
 
 // The region of a module's forward(): looked up only when regions can be
 // on (the lookup reads the configuration on first use); with sinks off any

@@ -34,8 +34,11 @@
 // per-region facts once, before that region's first event. See sdk/sink.hpp
 // for which thread calls what.
 //
-// ABI: plugins and host must be built with the same compiler ABI and the same
-// kAbiVersion; the loader refuses others with a message naming both versions.
+// ABI: REGIONTRACE_SINK_PLUGIN also exports regiontrace_plugin_build_info()
+// (plain C: the SDK's ABI version, the compiler and standard library the
+// plugin was built with). The loader reads it first and refuses a plugin of
+// another ABI version or standard-library ABI with a message naming both
+// builds. See sdk/abi.hpp for the rule.
 #pragma once
 
 #include <memory>
@@ -47,17 +50,20 @@
 #include "regiontrace/sdk/sink.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
 
-namespace regiontrace {
+REGIONTRACE_SDK_BEGIN_NAMESPACE
 
-// What a plugin exports. Read by the loader only after the ABI version
-// (exported separately, as a plain int) matched.
+// What a plugin exports. Read by the loader only after the build info
+// (exported separately, in plain C) matched.
 struct PluginDescriptor {
   const char* sink_name;
   SinkSchema (*schema)();
   Sink* (*create)(const SinkContext&);  // may throw: a start-up error naming the sink
 };
 
-namespace detail {
+REGIONTRACE_SDK_END_NAMESPACE
+
+// Compiled into the plugin only; never crosses the boundary.
+namespace regiontrace::detail {
 template <typename T, typename = void>
 struct HasSchema : std::false_type {};
 template <typename T>
@@ -71,13 +77,16 @@ SinkSchema schema_of() {
     return {};
   }
 }
-}  // namespace detail
-
-}  // namespace regiontrace
+}  // namespace regiontrace::detail
 
 #define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                 \
   static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,            \
                 #ClassName " must derive from regiontrace::Sink");            \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace_build_info*        \
+  regiontrace_plugin_build_info() {                                           \
+    return &::regiontrace::kBuildInfo;                                        \
+  }                                                                           \
+  /* What hosts before ABI 2 read: they refuse this plugin by its number. */  \
   extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() { \
     return ::regiontrace::kAbiVersion;                                        \
   }                                                                           \

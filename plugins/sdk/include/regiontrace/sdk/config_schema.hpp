@@ -3,12 +3,14 @@
 // configuration reference in docs/.
 #pragma once
 
+#include "regiontrace/sdk/abi.hpp"
+
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace regiontrace {
+REGIONTRACE_SDK_BEGIN_NAMESPACE
 
 enum class KeyType {
   kBool,  // true/false, 1/0, yes/no, on/off
@@ -116,4 +118,4 @@ inline const char* to_string(KeyType type) {
   return "?";
 }
 
-}  // namespace regiontrace
+REGIONTRACE_SDK_END_NAMESPACE

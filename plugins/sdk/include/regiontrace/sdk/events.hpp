@@ -2,6 +2,8 @@
 // for the duration of the callback: copy what you keep.
 #pragma once
 
+#include "regiontrace/sdk/abi.hpp"
+
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -10,7 +12,7 @@ namespace at {
 class Tensor;  // Only sinks that look at tensors include libtorch.
 }
 
-namespace regiontrace {
+REGIONTRACE_SDK_BEGIN_NAMESPACE
 
 using RegionId = std::uint32_t;
 
@@ -80,4 +82,4 @@ struct TensorEvent {
   const at::Tensor* tensor = nullptr;  // never null in a delivered event
 };
 
-}  // namespace regiontrace
+REGIONTRACE_SDK_END_NAMESPACE

@@ -15,11 +15,13 @@
 // sinks go on.
 #pragma once
 
+#include "regiontrace/sdk/abi.hpp"
+
 #include <cstdint>
 
 #include "regiontrace/sdk/events.hpp"
 
-namespace regiontrace {
+REGIONTRACE_SDK_BEGIN_NAMESPACE
 
 // Which event families a sink wants. Tensors are delivered only to sinks that
 // ask, which keeps observe() free when nobody does.
@@ -64,4 +66,4 @@ class Sink {
   virtual void close() {}
 };
 
-}  // namespace regiontrace
+REGIONTRACE_SDK_END_NAMESPACE

@@ -3,6 +3,8 @@
 // this process is in a distributed run.
 #pragma once
 
+#include "regiontrace/sdk/abi.hpp"
+
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -11,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace regiontrace {
+REGIONTRACE_SDK_BEGIN_NAMESPACE
 
 enum class LogLevel : int { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
 
@@ -91,6 +93,8 @@ class SinkContext {
   }
 
  private:
+  friend struct SinkContextLayout;  // tests/core/abi_layout_test.cpp checks the private layout
+
   const std::vector<std::string>& items(const std::string& key) const {
     auto it = values_.find(key);
     if (it == values_.end()) {
@@ -117,4 +121,4 @@ class SinkContext {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
-}  // namespace regiontrace
+REGIONTRACE_SDK_END_NAMESPACE

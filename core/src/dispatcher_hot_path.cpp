@@ -1,0 +1,205 @@
+// Dispatcher, hot path: entering and leaving regions. push and pop inline
+// into the exported detail::enter/leave; building and delivering events
+// (dispatcher_events.cpp) is kept out of line, so the unrouted case stays a
+// few loads and stores.
+#include <string>
+#include <vector>
+
+#include "dispatcher.hpp"
+#include "event_builder.hpp"
+#include "logger.hpp"
+#include "region_registry.hpp"
+#include "regiontrace/regiontrace.hpp"
+#include "thread_stack.hpp"
+
+namespace regiontrace::detail {
+namespace {
+
+std::atomic<std::uint64_t> g_thread_counter{0};
+
+// The pointer is trivially destructible, so reaching it costs one TLS access;
+// the cleaner (non-trivial) is touched only once per thread, when the stack
+// is created, and ends what the thread left open when it exits.
+thread_local ThreadStack* t_stack __attribute__((tls_model("initial-exec"))) = nullptr;
+// Set when the thread's stack is gone (the thread is exiting) or the thread
+// is not tracked (past kMaxTrackedThreads): no stack is made for it again.
+thread_local bool t_untracked __attribute__((tls_model("initial-exec"))) = false;
+
+struct StackCleaner {
+  ~StackCleaner() {
+    ThreadStack* s = t_stack;
+    t_stack = nullptr;
+    t_untracked = true;
+    if (s != nullptr) {
+      Dispatcher::instance().close_thread(*s);
+      delete s;
+    }
+  }
+};
+thread_local StackCleaner t_cleaner;
+
+__attribute__((noinline, cold)) void report_too_many_threads(std::uint64_t number) {
+  log_once(LogLevel::kWarn, "too-many-threads",
+           "thread number " + std::to_string(number) + " is past the " +
+               std::to_string(kMaxTrackedThreads) +
+               " threads a process can have tracked (region tokens hold " +
+               std::to_string(kTokenThreadBits) +
+               " bits of thread number); regions on this and later new threads are not "
+               "recorded (reported once)");
+}
+
+__attribute__((noinline, cold)) std::uint64_t report_stack_full() {
+  log_once(LogLevel::kWarn, "stack-full",
+           "regions nested deeper than " + std::to_string(ThreadStack::kMaxDepth) +
+               " on one thread; the deeper ones are not recorded");
+  return 0;
+}
+
+}  // namespace
+
+// Built when the library loads (before any application code can open a
+// region) and never destroyed: regions may run in exit handlers. A plain
+// pointer keeps the hot path free of function-local-static guards; defined
+// here so that enter/leave read it directly.
+Dispatcher* const Dispatcher::instance_ = new Dispatcher();
+
+ThreadStack* current_thread_stack() {
+  ThreadStack* s = t_stack;
+  if (s != nullptr || t_untracked) return s;
+  const std::uint64_t number = g_thread_counter.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (number > kMaxTrackedThreads) {
+    t_untracked = true;
+    report_too_many_threads(number);
+    return nullptr;
+  }
+  s = new ThreadStack(number);
+  t_stack = s;
+  (void)&t_cleaner;  // odr-use: registers the cleaner for this thread
+  return s;
+}
+
+std::uint64_t exchange_thread_counter_for_testing(std::uint64_t value) {
+  return g_thread_counter.exchange(value);
+}
+
+__attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack& stack,
+                                                                     const RoutingTable& table,
+                                                                     RegionId id,
+                                                                     std::uint64_t token) {
+  if (__builtin_expect(stack.full(), 0)) return report_stack_full();
+  const std::uint64_t selected = table.region_mask(id);
+  const std::uint64_t outer = inside_mask(&stack, table);
+  const std::uint64_t delivered =
+      selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
+  Frame& f = stack.push();
+  f.id = id;
+  f.generation = table.generation();
+  f.token = token;
+  f.inside = outer | selected;
+  f.delivered = delivered;
+  if (__builtin_expect(selected == 0, 1)) return token;
+  if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
+  if (delivered == 0) return token;
+  deliver_begin(stack, table, f);
+  return token | kTokenDelivered;
+}
+
+void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
+  const RegionEntry& entry = registry_->entry(id);
+  if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
+    entry.entered_generation.store(table.generation(), std::memory_order_relaxed);
+  }
+}
+
+__attribute__((always_inline)) inline void Dispatcher::pop(ThreadStack& stack, bool unwinding) {
+  if (__builtin_expect(stack.top().delivered != 0, 0)) deliver_end(stack, unwinding);
+  stack.pop();
+}
+
+inline std::uint64_t Dispatcher::enter(RegionId id) {
+  ThreadStack* stack = t_stack;
+  if (__builtin_expect(stack == nullptr, 0)) {
+    stack = current_thread_stack();
+    if (stack == nullptr) return 0;
+  }
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t == nullptr) return 0;
+  return push(*stack, *t, id, stack->next_token());
+}
+
+inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
+  ThreadStack* stack = t_stack;
+  if (__builtin_expect(stack == nullptr, 0)) {
+    stack = current_thread_stack();  // an end() on a thread that never began one
+    if (stack == nullptr) return;
+  }
+  token &= ~kTokenDelivered;
+  if (__builtin_expect(!stack->empty() && stack->top().token == token, 1)) {
+    pop(*stack, unwinding);
+    return;
+  }
+  leave_out_of_order(*stack, token, unwinding);
+}
+
+// The exported entry points of <regiontrace/regiontrace.hpp>, here so that
+// enter/leave inline into them.
+std::uint64_t enter(RegionId id) {
+  return Dispatcher::instance().enter(id);
+}
+void leave(std::uint64_t token, bool unwinding) {
+  Dispatcher::instance().leave(token, unwinding);
+}
+
+void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding) {
+  std::uint32_t index = stack.depth();
+  for (std::uint32_t i = stack.depth(); i-- > 0;) {
+    if (stack.at(i).token == token) {
+      index = i;
+      break;
+    }
+  }
+  if (index == stack.depth()) {
+    if (token_thread(token) != stack.number()) {
+      log_once(LogLevel::kWarn, "end-other-thread",
+               "regiontrace::end() was called on another thread than the begin() it ends; "
+               "ignored (a region must end on the thread that opened it)");
+    } else {
+      log_once(LogLevel::kWarn, "end-unknown",
+               "regiontrace::end() for a region that is not open (ended twice?); ignored");
+    }
+    return;
+  }
+  const std::string ended = registry_->entry(stack.at(index).id).name;
+  const std::string inner = registry_->entry(stack.top().id).name;
+  log_once(LogLevel::kWarn, "out-of-order:" + ended + ":" + inner,
+           "region `" + ended + "` ended while `" + inner +
+               "`, opened inside it, was still open; the inner regions were closed and "
+               "reopened around its end (reported once)");
+  std::vector<Frame> reopen;
+  for (std::uint32_t i = index + 1; i < stack.depth(); ++i) reopen.push_back(stack.at(i));
+  while (stack.depth() > index + 1) pop(stack, false);
+  pop(stack, unwinding);
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  for (const Frame& f : reopen) {
+    if (t != nullptr) {
+      push(stack, *t, f.id, f.token);
+    } else {
+      stack.push() = f;
+    }
+  }
+}
+
+// Asked before flattening a tensor nest: reads the stack as enter() does and
+// makes none (a thread without one has no region open).
+bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t == nullptr) return false;
+  return (inside_mask(t_stack, *t) & tensor_family(*t, origin) &
+          live_.load(std::memory_order_relaxed)) != 0;
+}
+
+void Dispatcher::close_thread(ThreadStack& stack) {
+  while (!stack.empty()) pop(stack, false);
+}
+
+}  // namespace regiontrace::detail

@@ -35,7 +35,7 @@ for sanitizer in address thread; do
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=$sanitizer \
     -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
     -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-  cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests
+  cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests regiontrace_core_internal_tests
   # A forked child starting its own sinks starts a thread: allowed, though
   # TSan cannot follow it.
   (cd "$dir" && TSAN_OPTIONS=die_after_fork=0 "${sanitized[@]}" \

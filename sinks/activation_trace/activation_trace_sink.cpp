@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "regiontrace/sdk/value_checks.hpp"
 #include "regiontrace/tensor_stats.hpp"
 
 namespace regiontrace::activation {
@@ -39,17 +40,21 @@ SinkSchema ActivationTraceSink::schema() {
   return {
       KeySpec::path("output", "",
                     "JSONL file; <pid> and <rank> are replaced. Default: "
-                    "<output_dir>/activations_rank<r>_pid<p>.jsonl"),
+                    "<output_dir>/activations_rank<r>_pid<p>.jsonl")
+          .checked_by(sdk::not_a_folder),
       KeySpec::string("layers", "",
                       "regex searched in each record's module name and region path "
-                      "(blocks\\.(0|1)\\b); empty = every region"),
+                      "(blocks\\.(0|1)\\b; RE2: Python re without backreferences and "
+                      "lookaround); empty = every region")
+          .checked_by(NameFilter::problem),
       KeySpec::list("stats", "abs_mean,sum",
                     "statistics per tensor, in record order: " + join(stat_choices()),
                     stat_choices()),
       KeySpec::boolean("ops", false,
                        "also record the outputs of every aten op run inside selected regions "
                        "(costly: installs a RecordFunction callback)"),
-      KeySpec::string("op_filter", "", "with ops: regex searched in aten op names (aten::mm)"),
+      KeySpec::string("op_filter", "", "with ops: regex searched in aten op names (aten::mm)")
+          .checked_by(NameFilter::problem),
       KeySpec::list("skip_ops", join(allocation_only_ops()),
                     "with ops: op names (exact) whose outputs are not recorded; the default "
                     "lists ops that only allocate, whose outputs are uninitialised memory "

@@ -3,6 +3,20 @@
 #include <stdexcept>
 
 namespace regiontrace::nvtx {
+namespace {
+
+// The same parse as at start-up, so `regiontrace check` refuses what the
+// sink would.
+std::string color_rule_problem(const std::string& item) {
+  try {
+    parse_color_rule(item);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
 
 SinkSchema NvtxSettings::schema() {
   return {
@@ -13,7 +27,8 @@ SinkSchema NvtxSettings::schema() {
                       "spans (FASTVIDEO_NVTX_PROFILE sets `fastvideo`)"),
       KeySpec::list("colors", "",
                     "per-region colours, `region=#RRGGBB` (region name or glob, first match "
-                    "wins); before the catalog's colour and the one derived from the name"),
+                    "wins); before the catalog's colour and the one derived from the name")
+          .checked_by(color_rule_problem),
       KeySpec::boolean("categories", true,
                        "put regions in NVTX categories by family (`blocks.3` -> `blocks`)"),
       KeySpec::boolean("marks", true, "regiontrace::mark() becomes an NVTX mark"),

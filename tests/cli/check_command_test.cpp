@@ -71,6 +71,49 @@ TEST(CheckCommand, NonFiniteNumbersAreNotNumbers) {
   }
 }
 
+// Issue 13: check passed a regex, a colour and an output path that the sinks
+// then refused at start-up; the sinks' own checks now run in check too.
+TEST(CheckCommand, ValuesTheSinksWouldRefuseAreRefusedByCheck) {
+  struct Case {
+    std::string sink;
+    std::string yaml;  // under sinks.<sink>:
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"activation_trace", "    layers: \"(a)\\\\1\"\n",
+       "`sinks.activation_trace.layers` (p.yaml:3): invalid escape sequence"},
+      {"activation_trace", "    op_filter: \"aten::(?=mm)\"\n",
+       "`sinks.activation_trace.op_filter` (p.yaml:3):"},
+      {"activation_trace", "    output: FOLDER\n",
+       "`sinks.activation_trace.output` (p.yaml:3): `FOLDER` is a folder"},
+      {"nvtx", "    colors: [\"blocks.*=#12345\"]\n", "`sinks.nvtx.colors` (p.yaml:3):"},
+  };
+  for (const Case& c : cases) {
+    if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_" + c.sink + ".so")) {
+      continue;
+    }
+    TempDir dir;
+    std::string yaml = c.yaml;
+    std::string expected = c.expected;
+    const std::string folder = dir.path();
+    for (std::string* s : {&yaml, &expected}) {
+      const auto at = s->find("FOLDER");
+      if (at != std::string::npos) s->replace(at, 6, folder);
+    }
+    write_file(dir.file("p.yaml"), "sinks:\n  " + c.sink + ":\n" + yaml);
+    const auto r = regiontrace("check p.yaml", dir.path());
+    EXPECT_EQ(r.exit_code, 1) << yaml << r.output;
+    EXPECT_NE(r.output.find(expected), std::string::npos) << yaml << r.output;
+  }
+  TempDir dir;  // the same keys with usable values pass
+  write_file(dir.file("p.yaml"),
+             "sinks:\n  activation_trace:\n    layers: \"blocks\\\\.(0|1)\\\\b\"\n"
+             "    output: " +
+                 dir.file("a.jsonl") + "\n");
+  const auto ok = regiontrace("check p.yaml", dir.path());
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 TEST(CheckCommand, RegionFilterThatSelectsNothingIsInvalid) {
   TempDir dir;
   write_file(dir.file("p.yaml"), "sinks:\n  recorder:\n    regions: [traning_step]\n");

@@ -46,7 +46,7 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 2, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 3, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&
@@ -133,7 +133,7 @@ RT_EXPECT_OFFSET(PluginDescriptor, sink_name, 0);
 RT_EXPECT_OFFSET(PluginDescriptor, schema, 8);
 RT_EXPECT_OFFSET(PluginDescriptor, create, 16);
 
-RT_EXPECT_LAYOUT(KeySpec, 160, 8);
+RT_EXPECT_LAYOUT(KeySpec, 168, 8);
 RT_EXPECT_OFFSET(KeySpec, name, 0);
 RT_EXPECT_OFFSET(KeySpec, type, 32);
 RT_EXPECT_OFFSET(KeySpec, default_value, 40);
@@ -143,6 +143,7 @@ RT_EXPECT_OFFSET(KeySpec, choices, 112);
 RT_EXPECT_OFFSET(KeySpec, min, 136);
 RT_EXPECT_OFFSET(KeySpec, max, 144);
 RT_EXPECT_OFFSET(KeySpec, absolute_only, 152);
+RT_EXPECT_OFFSET(KeySpec, value_check, 160);
 RT_EXPECT_LAYOUT(SinkSchema, 24, 8);
 
 RT_EXPECT_LAYOUT(SinkContext, 144, 8);

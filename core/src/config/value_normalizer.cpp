@@ -220,6 +220,10 @@ std::optional<std::vector<std::string>> normalize_value(
         out.push_back(v);
         break;
     }
+    if (spec.value_check != nullptr && errors->size() == errors_before && !v.empty()) {
+      const std::string why = spec.value_check(out.back());
+      if (!why.empty()) errors->push_back(where(key, source) + ": " + why);
+    }
   }
   if (errors->size() != errors_before) return std::nullopt;
   return out;

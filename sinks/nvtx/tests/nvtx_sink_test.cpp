@@ -356,7 +356,9 @@ TEST_F(NvtxSinkTest, BadColorRuleFailsAtStartUpNamingTheItem) {
     FAIL() << "init accepted a bad colour";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("sinks.nvtx.colors: `nvtx_t.x=#12345`"), std::string::npos) << what;
+    // Refused where every value is validated (and so by `regiontrace check`).
+    EXPECT_NE(what.find("`sinks.nvtx.colors` (program): `nvtx_t.x=#12345`"), std::string::npos)
+        << what;
     EXPECT_NE(what.find("#RRGGBB"), std::string::npos) << what;
   }
   EXPECT_FALSE(enabled());

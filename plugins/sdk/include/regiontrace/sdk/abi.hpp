@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v2::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v3::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -22,7 +22,8 @@
 //
 // ABI versions: 1 = the first SDK. 2 = kInterestTimestamps (time_ns is 0
 // unless some sink asks for it), the build-info entry point, the inline
-// namespace.
+// namespace. 3 = KeySpec::value_check (sinks' own checks of a value, run by
+// `regiontrace check` too).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@
 #define REGIONTRACE_SDK_VERSION_PATCH 0
 #define REGIONTRACE_SDK_VERSION_STRING "1.0.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 2
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 3
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the
@@ -47,7 +48,7 @@
 #define REGIONTRACE_SDK_STRINGIFY(x) REGIONTRACE_SDK_STRINGIFY_INNER(x)
 #define REGIONTRACE_SDK_ABI_NAMESPACE_INNER(v) abi_v##v
 #define REGIONTRACE_SDK_ABI_NAMESPACE_OF(v) REGIONTRACE_SDK_ABI_NAMESPACE_INNER(v)
-// abi_v2: the inline namespace of the boundary types.
+// abi_v<N>: the inline namespace of the boundary types.
 #define REGIONTRACE_SDK_ABI_NAMESPACE REGIONTRACE_SDK_ABI_NAMESPACE_OF(REGIONTRACE_SDK_ABI_VERSION)
 #define REGIONTRACE_SDK_BEGIN_NAMESPACE \
   namespace regiontrace {               \

@@ -25,6 +25,14 @@ enum class KeyType {
 
 const char* to_string(KeyType type);
 
+// Checks one value beyond its type: returns why it cannot be used (the host
+// prefixes key and source), or an empty string. The host calls it wherever
+// the value is validated (start-up, `regiontrace check`), while the plugin
+// that declared it is loaded. A plain function: nothing to own across the
+// boundary. Examples: a regex the sink compiles, a colour table, a file path
+// that must not name a folder (sdk::not_a_folder below).
+using ValueCheck = std::string (*)(const std::string& value);
+
 struct KeySpec {
   std::string name;
   KeyType type = KeyType::kString;
@@ -34,7 +42,8 @@ struct KeySpec {
   std::vector<std::string> choices;  // kEnum, kStringList
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
-  bool absolute_only = false;  // kPath
+  bool absolute_only = false;        // kPath
+  ValueCheck value_check = nullptr;  // per item, after the type's own checks
 
   // Builders, so a schema reads as a table.
   static KeySpec boolean(std::string name, bool def, std::string description) {
@@ -75,6 +84,10 @@ struct KeySpec {
   }
   KeySpec& absolute() {
     absolute_only = true;
+    return *this;
+  }
+  KeySpec& checked_by(ValueCheck check) {
+    value_check = check;
     return *this;
   }
   KeySpec& no_default() {

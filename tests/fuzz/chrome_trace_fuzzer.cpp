@@ -1,33 +1,18 @@
 // libFuzzer target: the Chrome/Perfetto trace reader behind `regiontrace
 // summary` and `merge`, and the field helpers they read events with. Any
 // input either loads or throws std::runtime_error naming the file.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 
 #include "chrome_trace_reader.hpp"
-
-namespace {
-
-const std::string& input_path() {
-  static const std::string path =
-      "/tmp/regiontrace_fuzz_trace_" + std::to_string(getpid()) + ".json";
-  return path;
-}
-
-}  // namespace
+#include "fuzz_input_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  {
-    std::ofstream out(input_path(), std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  const std::string& path = regiontrace::fuzz::write_input_file("_trace.json", data, size);
   try {
-    const regiontrace::cli::ChromeTrace trace = regiontrace::cli::ChromeTrace::load(input_path());
+    const regiontrace::cli::ChromeTrace trace = regiontrace::cli::ChromeTrace::load(path);
     std::size_t fields = 0;
     for (simdjson::dom::element element : trace.events()) {
       simdjson::dom::object event;

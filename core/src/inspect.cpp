@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <filesystem>
 
 #include "config/config_loader.hpp"
 #include "config/config_tree.hpp"
@@ -163,7 +164,13 @@ SinkFiles find_sinks(const Environment& environment) {
       dirs.emplace_back(d, "env REGIONTRACE_PLUGIN_PATH");
     }
   }
-  dirs.emplace_back(detail::PluginLoader::builtin_dir(), "built-in sinks");
+  // A build (or prefix) without built-in sinks has no such folder: no
+  // sinks from there, as when a run loads its configuration.
+  const std::string builtin = detail::PluginLoader::builtin_dir();
+  std::error_code ec;
+  if (!builtin.empty() && std::filesystem::is_directory(builtin, ec)) {
+    dirs.emplace_back(builtin, "built-in sinks");
+  }
   SinkFiles out;
   for (detail::PluginFile& f : detail::PluginLoader::discover(dirs, &out.errors)) {
     out.sinks.push_back(SinkFile{std::move(f.sink_name), std::move(f.path), std::move(f.origin)});

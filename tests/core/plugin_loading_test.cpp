@@ -136,6 +136,7 @@ TEST(PluginLoading, APluginBuiltWithAnotherStdStringAbiIsRefused) {
 TEST(PluginLoading, EveryBuiltPluginReportsItsBuild) {
   std::vector<std::string> files;
   for (const std::string& dir : {builtin_plugin_dir(), test_plugin_dir()}) {
+    if (!std::filesystem::is_directory(dir)) continue;  // a build without built-in sinks
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.path().extension() == ".so") files.push_back(entry.path().string());
     }

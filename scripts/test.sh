@@ -18,7 +18,8 @@ bash scripts/gpu_check.sh
 # randomisation (vm.mmap_rnd_bits=32): ASan then hangs at random in
 # "AddressSanitizer:DEADLYSIGNAL" and TSan dies with "unexpected memory
 # mapping". Address-space randomisation is switched off for the sanitized
-# runs only, by personality (setarch -R) when the machine allows it.
+# runs only, by personality (setarch -R) when the machine allows it: their
+# builds too, since gtest_discover_tests runs each test program to list it.
 sanitized=()
 if setarch "$(uname -m)" -R true 2>/dev/null; then
   sanitized=(setarch "$(uname -m)" -R)
@@ -35,7 +36,8 @@ for sanitizer in address thread; do
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=$sanitizer \
     -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
     -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-  cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests regiontrace_core_internal_tests
+  "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests \
+    regiontrace_core_internal_tests
   # A forked child starting its own sinks starts a thread: allowed, though
   # TSan cannot follow it.
   (cd "$dir" && TSAN_OPTIONS=die_after_fork=0 "${sanitized[@]}" \
@@ -49,7 +51,7 @@ done
 dir=build-address-torch
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=address \
   -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-cmake --build "$dir" -j"$(nproc)" --target regiontrace_examples_tests
+"${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_examples_tests
 (cd "$dir" && "${sanitized[@]}" ctest --output-on-failure -j"$(nproc)" --timeout 300 -R '^ExitPath\.')
 
 # The parsers of user input (profiles, catalogs, activation JSONL, Chrome

@@ -3,7 +3,9 @@
 # observed tensors with every file-writing sink on (bench/soak/soak.yaml) for
 # 10 minutes; prints the RSS curve at each tenth, the peak against the bound,
 # and whether every observation is a record or counted as dropped. Then the
-# shared whole-output checker reads every file the run left.
+# shared whole-output checker reads every file the run left. Mind the disk:
+# on 2 cores, 64 threads write about 2 GB of outputs a minute (10 minutes:
+# 21 GB, most of it activation records), and reading them back takes minutes.
 # Usage: scripts/soak.sh [seconds, default 600] [threads, default 64] [bound MB, default 3072]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,7 +36,6 @@ class ChromeTraceFile {
   const sdk::LineFileWriter& file() const { return file_; }
   // Why the closed trace did not take its final name, or empty.
   const std::string& rename_error() const { return rename_error_; }
-  const std::string& final_path() const { return final_path_; }
 
   static constexpr const char* kPartialSuffix = ".partial";
 

@@ -18,6 +18,9 @@ packages=(
   python3-dev pybind11-dev python3-pybind11   # the `regiontrace` Python module (python/)
   python3-pytest          # the Python package's tests, run by ctest
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/fuzz.sh)
+  prometheus-cpp-dev      # the region_stats sink's live metrics endpoint
+  openmpi-bin libopenmpi-dev   # launcher tests: 4 ranks under mpirun
+  chromium                # headless viewer tests (speedscope, report HTML); Node.js and npm come with the machine
 )
 missing=()
 for p in "${packages[@]}"; do

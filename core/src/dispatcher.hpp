@@ -72,7 +72,7 @@ class Dispatcher {
   void pop(ThreadStack& stack, bool unwinding);
   __attribute__((noinline)) void note_entered(const RoutingTable& table, RegionId id);
   __attribute__((noinline)) void deliver_begin(ThreadStack& stack, const RoutingTable& table,
-                                               const Frame& frame);
+                                               Frame& frame);
   void report_awaited_never_entered(const RoutingTable& table);
   __attribute__((noinline)) void deliver_end(ThreadStack& stack, bool unwinding);
   void leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding);

@@ -31,8 +31,9 @@ __attribute__((always_inline)) inline Event Dispatcher::make_event(ThreadStack* 
   return ev;
 }
 
-void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, const Frame& f) {
+void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& f) {
   RegionEvent ev = make_event<RegionEvent>(&stack, table, f.delivered);
+  f.begin_ns = ev.time_ns;
   ev.id = f.id;
   ev.name = registry_->entry(f.id).name;
   ev.depth = static_cast<int>(stack.depth()) - 1;
@@ -51,6 +52,7 @@ void Dispatcher::deliver_end(ThreadStack& stack, bool unwinding) {
   ev.name = registry_->entry(f.id).name;
   ev.depth = static_cast<int>(stack.depth()) - 1;
   ev.unwinding = unwinding;
+  ev.begin_time_ns = f.begin_ns;
   deliver(*t, mask, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
 }
 

@@ -21,6 +21,7 @@ struct Frame {
   std::uint64_t token = 0;
   std::uint64_t delivered = 0;  // sinks that got on_region_begin: they get the end
   std::uint64_t inside = 0;     // sinks with a selected region open at or above this frame
+  std::int64_t begin_ns = 0;    // the begin event's time_ns, for the end event
 };
 
 class ThreadStack {

@@ -46,7 +46,7 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 3, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 4, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&
@@ -81,7 +81,7 @@ RT_EXPECT_OFFSET(RegionInfo, name, 8);
 RT_EXPECT_OFFSET(RegionInfo, description, 24);
 RT_EXPECT_OFFSET(RegionInfo, color, 40);
 
-RT_EXPECT_LAYOUT(RegionEvent, 80, 8);
+RT_EXPECT_LAYOUT(RegionEvent, 88, 8);
 RT_EXPECT_OFFSET(RegionEvent, id, 0);
 RT_EXPECT_OFFSET(RegionEvent, name, 8);
 RT_EXPECT_OFFSET(RegionEvent, path, 24);
@@ -90,6 +90,7 @@ RT_EXPECT_OFFSET(RegionEvent, step, 48);
 RT_EXPECT_OFFSET(RegionEvent, thread_id, 56);
 RT_EXPECT_OFFSET(RegionEvent, time_ns, 64);
 RT_EXPECT_OFFSET(RegionEvent, unwinding, 72);
+RT_EXPECT_OFFSET(RegionEvent, begin_time_ns, 80);
 
 RT_EXPECT_LAYOUT(StepEvent, 32, 8);
 RT_EXPECT_OFFSET(StepEvent, step, 0);

@@ -49,6 +49,24 @@ TEST_F(RegionsTest, NestedRegionsArriveInOrderWithPathsAndDepths) {
   EXPECT_LE(begins[0]["time_ns"].get<long long>(), ends[2]["time_ns"].get<long long>());
 }
 
+TEST_F(RegionsTest, AnEndEventCarriesItsBeginTime) {
+  start();
+  {
+    RT_REGION("outer");
+    RT_REGION("inner");
+  }
+  const auto events = finish();
+  const auto begins = events_of(events, "begin");
+  const auto ends = events_of(events, "end");
+  ASSERT_EQ(begins.size(), 2u);
+  ASSERT_EQ(ends.size(), 2u);
+  // ends[0] is inner's (begins[1]), ends[1] is outer's (begins[0]).
+  EXPECT_EQ(ends[0]["begin_time_ns"], begins[1]["time_ns"]);
+  EXPECT_EQ(ends[1]["begin_time_ns"], begins[0]["time_ns"]);
+  EXPECT_GT(ends[1]["begin_time_ns"].get<long long>(), 0);
+  for (const auto& b : begins) EXPECT_EQ(b["begin_time_ns"], 0);
+}
+
 TEST_F(RegionsTest, RegionObjectInRegionAndCallSiteIdsBehaveTheSame) {
   start();
   int result = 0;

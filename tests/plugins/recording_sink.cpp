@@ -138,6 +138,8 @@ class RecordingSink : public regiontrace::Sink {
     l += e.unwinding ? "true" : "false";
     l += ",\"time_ns\":";
     json::append_int(l, e.time_ns);
+    l += ",\"begin_time_ns\":";
+    json::append_int(l, e.begin_time_ns);
     l += '}';
     return l;
   }

@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v3::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v4::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -33,7 +33,7 @@
 #define REGIONTRACE_SDK_VERSION_PATCH 0
 #define REGIONTRACE_SDK_VERSION_STRING "1.0.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 3
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 4
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the

@@ -38,6 +38,10 @@ struct RegionEvent {
   std::uint64_t thread_id = 0;  // small, stable per-thread number (1, 2, ...)
   std::int64_t time_ns = 0;     // CLOCK_MONOTONIC ns; 0 unless some sink asked kInterestTimestamps
   bool unwinding = false;       // end only: the region is left by an exception
+  // End only: the begin event's time_ns (0 without timestamps, or when the
+  // begin was not timed, e.g. the region opened before a restart), so a sink
+  // gets the duration from the end event alone: time_ns - begin_time_ns.
+  std::int64_t begin_time_ns = 0;
 };
 
 struct StepEvent {

@@ -1,0 +1,97 @@
+// Where a trace sits on the wall clock. Events are stamped with
+// CLOCK_MONOTONIC, which starts anew on every host (and whose origin is the
+// boot); a pair of (CLOCK_REALTIME, CLOCK_MONOTONIC) read together, once when
+// a sink starts and once when it writes, lets `regiontrace merge` put ranks
+// that started at different times, on different hosts, on one axis.
+// Header-only, not part of the plugin ABI: nothing here crosses the boundary.
+//
+// Every trace regiontrace writes carries, at its top level:
+//   "regiontrace": {"sink": "timeline", "rank": 0, "local_rank": 0,
+//                   "world_size": 4, "pid": 1234,
+//                   "clockSync": {"start": {"realtime_ns": ..., "monotonic_ns": ...},
+//                                 "end":   {"realtime_ns": ..., "monotonic_ns": ...}}}
+// Wall time of a monotonic stamp t: t + (realtime_ns - monotonic_ns) of the
+// nearer pair (the two differ by the drift between the clocks over the run).
+//
+// For tests only: REGIONTRACE_TEST_CLOCK_SHIFT_NS (a signed integer) is added
+// to every CLOCK_REALTIME reading, so a test can run ranks whose hosts'
+// clocks disagree, which is what `regiontrace merge --align-on` corrects.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/sink_context.hpp"
+
+namespace regiontrace::sdk::clock_sync {
+
+struct Pair {
+  std::int64_t realtime_ns = 0;
+  std::int64_t monotonic_ns = 0;
+};
+
+inline std::int64_t read_clock(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline std::int64_t test_shift_ns() {
+  const char* v = std::getenv("REGIONTRACE_TEST_CLOCK_SHIFT_NS");
+  return v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
+}
+
+// The realtime reading is taken between two monotonic ones and paired with
+// their midpoint: a preemption between the reads shows as a wide bracket,
+// so the narrowest of a few tries is kept.
+inline Pair read() {
+  Pair best;
+  std::int64_t best_width = -1;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::int64_t before = read_clock(CLOCK_MONOTONIC);
+    const std::int64_t real = read_clock(CLOCK_REALTIME);
+    const std::int64_t after = read_clock(CLOCK_MONOTONIC);
+    if (best_width < 0 || after - before < best_width) {
+      best_width = after - before;
+      best = {real, before + (after - before) / 2};
+    }
+  }
+  best.realtime_ns += test_shift_ns();
+  return best;
+}
+
+inline void append_pair(std::string& out, const Pair& p) {
+  out += "{\"realtime_ns\":";
+  json::append_int(out, p.realtime_ns);
+  out += ",\"monotonic_ns\":";
+  json::append_int(out, p.monotonic_ns);
+  out += '}';
+}
+
+// Writes `"regiontrace":{...}` (the top-level member described above, no
+// separator around it).
+inline void append_trace_metadata(std::string& out, const SinkContext& context,
+                                  std::string_view sink, const Pair& start, const Pair& end) {
+  out += "\"regiontrace\":{\"sink\":";
+  json::append_escaped(out, sink);
+  out += ",\"rank\":";
+  json::append_int(out, context.rank());
+  out += ",\"local_rank\":";
+  json::append_int(out, context.local_rank());
+  out += ",\"world_size\":";
+  json::append_int(out, context.world_size());
+  out += ",\"pid\":";
+  json::append_int(out, context.pid());
+  out += ",\"clockSync\":{\"start\":";
+  append_pair(out, start);
+  out += ",\"end\":";
+  append_pair(out, end);
+  out += "}}";
+}
+
+}  // namespace regiontrace::sdk::clock_sync

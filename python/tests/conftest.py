@@ -11,6 +11,18 @@ import textwrap
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                "tests", "support"))
+import trace_nesting  # noqa: E402
+
+# Every trace a test leaves in its tmp_path must nest (trace_nesting.py).
+traces_in_tmp_path_nest = trace_nesting.autouse_fixture()
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "allow_nesting_violations: the test writes a trace "
+                            "that breaks the nesting rule on purpose")
+
 # Nothing from the caller's environment may configure regiontrace here.
 _CONFIG_PREFIXES = ("REGIONTRACE_", "FASTVIDEO_")
 

@@ -4,42 +4,51 @@
 #include <cstdio>
 #include <cstring>
 
-#include <time.h>
-
 #include "record_format.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::memory {
 namespace {
 
+// Microseconds with up to three decimals from integer nanoseconds: exact,
+// so a span that ended before its parent did still does in the file (a
+// double of epoch microseconds rounded to a quarter microsecond).
 void append_us(std::string& out, std::int64_t ns) {
-  json::append_double(out, static_cast<double>(ns) / 1000.0);
-}
-
-std::int64_t clock_ns(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
+  json::append_int(out, ns / 1000);
+  const int frac = static_cast<int>(ns % 1000);
+  if (frac != 0) {
+    const char digits[4] = {static_cast<char>('0' + frac / 100),
+                            static_cast<char>('0' + frac / 10 % 10),
+                            static_cast<char>('0' + frac % 10), 0};
+    out += '.';
+    out += digits;
+  }
 }
 
 }  // namespace
 
 void ChromeTraceFile::append_ts(std::string& out, std::int64_t monotonic_ns) const {
-  append_us(out, monotonic_ns + realtime_offset_ns_);
+  append_us(out, monotonic_ns - base_ns_);
 }
 
-void ChromeTraceFile::open(const std::string& path, long pid, int rank) {
+void ChromeTraceFile::open(const std::string& path, const SinkContext& context) {
   final_path_ = path;
   file_.open(path + kPartialSuffix);
-  realtime_offset_ns_ = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
-  pid_ = std::to_string(pid);
-  std::string out =
-      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"regiontrace "
-      "memory_snapshot\",\"clock\":\"CLOCK_REALTIME\",\"rank\":";
-  json::append_int(out, rank);
+  context_ = context;
+  clock_start_ = sdk::clock_sync::read();
+  base_ns_ = clock_start_.monotonic_ns;
+  pid_ = std::to_string(context.pid());
+  std::string out = "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
+  json::append_int(out, base_ns_);
+  out += ",\"otherData\":{\"producer\":\"regiontrace memory_snapshot\",\"rank\":";
+  json::append_int(out, context.rank());
   out += "},\"traceEvents\":[\n";
   out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ +
-         ",\"tid\":0,\"args\":{\"name\":\"rank " + std::to_string(rank) + " memory\"}}";
+         ",\"tid\":0,\"args\":{\"name\":\"rank " + std::to_string(context.rank()) + " memory\"}}";
   first_ = false;
   write(out);
 }
@@ -142,7 +151,11 @@ void ChromeTraceFile::write(std::string_view text) {
 void ChromeTraceFile::close() {
   if (!file_.is_open() || closed_) return;
   closed_ = true;
-  write("\n]}\n");
+  std::string tail = "\n],";
+  sdk::clock_sync::append_trace_metadata(tail, context_, "memory_snapshot", clock_start_,
+                                         sdk::clock_sync::read());
+  tail += "}\n";
+  write(tail);
   file_.close();
   // Only a trace that got its closing brackets takes the final name; one cut
   // short by a write error stays `.partial` (its events are whole lines).

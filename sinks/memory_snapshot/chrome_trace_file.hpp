@@ -2,11 +2,12 @@
 // region instance ("ph":"X") and counter tracks ("ph":"C") for the bytes
 // libtorch holds per device (at every region entry and exit) and the resident
 // set (at every exit), so memory over time shows next to the regions.
-// Snapshots appear as instant events. Timestamps: microseconds since the Unix
-// epoch (CLOCK_REALTIME), the clock libtorch's profiler traces use, so the
-// two line up when merged; region times (CLOCK_MONOTONIC, like every
-// regiontrace event) are shifted by the offset between the clocks, measured
-// when the file is opened.
+// Snapshots appear as instant events. Timestamps: like every trace
+// regiontrace writes, microseconds after the top-level baseTimeNanoseconds
+// (CLOCK_MONOTONIC, read when the file is opened), written exactly from the
+// events' integer nanoseconds: region spans nest in the file as they did in
+// the run. The top-level "regiontrace" member (clock_sync.hpp) pairs the
+// clocks at open and close, for `regiontrace merge`.
 //
 // Streamed: events are appended as records arrive to `<name>.partial`;
 // close() writes the closing brackets, which is what makes the file valid
@@ -22,13 +23,15 @@
 
 #include "memory_records.hpp"
 #include "region_paths.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/line_file_writer.hpp"
+#include "regiontrace/sdk/sink_context.hpp"
 
 namespace regiontrace::memory {
 
 class ChromeTraceFile {
  public:
-  void open(const std::string& path, long pid, int rank);
+  void open(const std::string& path, const SinkContext& context);
   void add_region(const RegionRecord& r, const RegionPaths& paths);
   void add_snapshot(const SnapshotJob& job, const std::string& file_name);
   void flush() { file_.flush(); }
@@ -48,7 +51,9 @@ class ChromeTraceFile {
   std::string final_path_;
   std::string rename_error_;
   std::string partial_;  // the last event's line, waiting for its end
-  std::int64_t realtime_offset_ns_ = 0;
+  SinkContext context_;
+  sdk::clock_sync::Pair clock_start_;
+  std::int64_t base_ns_ = 0;  // CLOCK_MONOTONIC of ts 0
   std::string pid_;
   bool first_ = true;
   bool closed_ = false;

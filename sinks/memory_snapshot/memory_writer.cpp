@@ -45,7 +45,7 @@ MemoryWriter::MemoryWriter(const SinkContext& ctx, const MemorySettings& setting
       queue_(
           queue_options(settings), [this](std::vector<WriterItem>& batch) { write_batch(batch); },
           [this] { sync(); }) {
-  if (settings.trace) trace_.open(ctx.output_path("memory_trace", "json"), ctx.pid(), ctx.rank());
+  if (settings.trace) trace_.open(ctx.output_path("memory_trace", "json"), ctx);
 }
 
 MemoryWriter::~MemoryWriter() {

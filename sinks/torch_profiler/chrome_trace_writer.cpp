@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <vector>
 
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
 
@@ -59,7 +61,8 @@ class EventFormatter {
     append_us(out, ts_ns - base_);
   }
 
-  void op(std::string& out, const OpRecord& op, std::int64_t memory_delta) const {
+  void op(std::string& out, const OpRecord& op, std::int64_t start_ns, std::int64_t end_ns,
+          std::int64_t memory_delta) const {
     if (op.kind == OpRecord::Kind::kMemory) {
       header(out, "i", "cpu_instant_event", op.name, op.thread, op.start_ns);
       out += ",\"s\":\"t\",\"args\":{\"Bytes\":";
@@ -72,9 +75,9 @@ class EventFormatter {
       return;
     }
     header(out, "X", op.kind == OpRecord::Kind::kDevice ? "kernel" : "cpu_op", op.name, op.thread,
-           op.start_ns);
+           start_ns);
     out += ",\"dur\":";
-    append_us(out, op.duration_ns);
+    append_us(out, end_ns - start_ns);
     out += ",\"args\":{";
     bool first = true;
     auto key = [&](const char* k) {
@@ -142,10 +145,11 @@ class EventFormatter {
     out += "}}";
   }
 
-  void span(std::string& out, const RegionSpan& s) const {
-    header(out, "X", "user_annotation", data_.span_name(s.region), s.thread, s.start_ns);
+  void span(std::string& out, const RegionSpan& s, std::int64_t start_ns,
+            std::int64_t end_ns) const {
+    header(out, "X", "user_annotation", data_.span_name(s.region), s.thread, start_ns);
     out += ",\"dur\":";
-    append_us(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
+    append_us(out, end_ns - start_ns);
     out += ",\"args\":{\"region\":";
     json::append_escaped(out, data_.region_name(s.region));
     out += ",\"path\":";
@@ -157,6 +161,18 @@ class EventFormatter {
       json::append_int(out, s.step);
     }
     if (s.unwinding) out += ",\"unwinding\":true";
+    if (s.clipped_begin) out += ",\"clipped_begin\":true";
+    if (s.open_at_end) out += ",\"open_at_end\":true";
+    out += "}}";
+  }
+
+  void step(std::string& out, const StepSpan& s) const {
+    header(out, "X", "step", "ProfilerStep#" + std::to_string(s.step), s.thread + kStepTrackOffset,
+           s.start_ns);
+    out += ",\"dur\":";
+    append_us(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
+    out += ",\"args\":{\"step\":";
+    json::append_int(out, s.step);
     if (s.clipped_begin) out += ",\"clipped_begin\":true";
     if (s.open_at_end) out += ",\"open_at_end\":true";
     out += "}}";
@@ -189,6 +205,9 @@ class EventFormatter {
       meta("process_name", 0,
            "rank " + std::to_string(data_.rank) + " (pid " + std::to_string(data_.pid) + ")");
     for (const ThreadInfo& t : data_.threads) meta("thread_name", t.tid, t.name);
+    std::set<std::uint64_t> step_tracks;
+    for (const StepSpan& s : data_.steps) step_tracks.insert(s.thread + kStepTrackOffset);
+    for (const std::uint64_t tid : step_tracks) meta("thread_name", tid, "steps");
   }
 
  private:
@@ -288,24 +307,80 @@ std::vector<std::int64_t> memory_deltas(const TraceData& data) {
   return out;
 }
 
+// Where each slice is written. Every viewer assumes that the slices of one
+// track nest; libtorch 1.x's whole-microsecond op stamps do not (a child can
+// end up to 1 us after its parent, an op start up to 1 us before its
+// region). The summaries' rule (span_nesting.hpp) is applied per track and
+// the clamped times are what the trace shows, so trace and summary describe
+// one tree. They are integer nanoseconds, written exactly (append_us), so
+// the rule still holds in the written microseconds.
+struct WrittenTimes {
+  std::vector<std::int64_t> span_start, span_end;  // by RegionSpan index
+  std::vector<std::int64_t> op_start, op_end;      // by OpRecord index
+};
+
+WrittenTimes nest_slices(const TraceData& data) {
+  WrittenTimes w;
+  struct Track {
+    std::vector<nesting::Span> spans;
+    std::vector<std::pair<bool, std::size_t>> source;  // (region span?, index)
+  };
+  std::map<std::uint64_t, Track> tracks;
+  w.span_start.resize(data.spans.size());
+  w.span_end.resize(data.spans.size());
+  for (std::size_t i = 0; i < data.spans.size(); ++i) {
+    const RegionSpan& s = data.spans[i];
+    Track& t = tracks[s.thread];
+    t.spans.push_back({s.start_ns, std::max(s.start_ns, s.end_ns), true});
+    t.source.emplace_back(true, i);
+  }
+  w.op_start.resize(data.ops.size());
+  w.op_end.resize(data.ops.size());
+  for (std::size_t i = 0; i < data.ops.size(); ++i) {
+    const OpRecord& op = data.ops[i];
+    w.op_start[i] = w.op_end[i] = op.start_ns;  // instants ([memory]) stay where they are
+    if (op.kind == OpRecord::Kind::kMemory) continue;
+    Track& t = tracks[op.thread];
+    t.spans.push_back(
+        {op.start_ns, op.start_ns + std::max<std::int64_t>(0, op.duration_ns), false});
+    t.source.emplace_back(false, i);
+  }
+  for (auto& [tid, t] : tracks) {
+    const nesting::Nested n = nesting::nest(t.spans);
+    for (std::size_t k = 0; k < t.spans.size(); ++k) {
+      const auto [region, i] = t.source[k];
+      (region ? w.span_start : w.op_start)[i] = n.clamped_start[k];
+      (region ? w.span_end : w.op_end)[i] = n.clamped_end[k];
+    }
+  }
+  return w;
+}
+
+// File order: by start; among equal starts steps, then region spans, then
+// markers, then ops (a span opens before the ops inside it), the longer first.
+enum Family : std::uint8_t { kStep = 0, kSpan = 1, kMarker = 2, kOp = 3 };
+
 struct Entry {
   std::int64_t ts;
   std::int64_t dur;
-  std::uint8_t family;  // 0 region span, 1 marker, 2 op: spans open before the ops inside them
+  Family family;
   std::size_t index;
 };
 
-std::vector<Entry> ordered_entries(const TraceData& data) {
+std::vector<Entry> ordered_entries(const TraceData& data, const WrittenTimes& w) {
   std::vector<Entry> e;
-  e.reserve(data.ops.size() + data.spans.size() + data.markers.size());
+  e.reserve(data.ops.size() + data.spans.size() + data.markers.size() + data.steps.size());
+  for (std::size_t i = 0; i < data.steps.size(); ++i) {
+    e.push_back({data.steps[i].start_ns, data.steps[i].end_ns - data.steps[i].start_ns, kStep, i});
+  }
   for (std::size_t i = 0; i < data.spans.size(); ++i) {
-    e.push_back({data.spans[i].start_ns, data.spans[i].end_ns - data.spans[i].start_ns, 0, i});
+    e.push_back({w.span_start[i], w.span_end[i] - w.span_start[i], kSpan, i});
   }
   for (std::size_t i = 0; i < data.markers.size(); ++i) {
-    e.push_back({data.markers[i].time_ns, 0, 1, i});
+    e.push_back({data.markers[i].time_ns, 0, kMarker, i});
   }
   for (std::size_t i = 0; i < data.ops.size(); ++i) {
-    e.push_back({data.ops[i].start_ns, data.ops[i].duration_ns, 2, i});
+    e.push_back({w.op_start[i], w.op_end[i] - w.op_start[i], kOp, i});
   }
   std::stable_sort(e.begin(), e.end(), [](const Entry& a, const Entry& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
@@ -315,11 +390,12 @@ std::vector<Entry> ordered_entries(const TraceData& data) {
   return e;
 }
 
-std::int64_t earliest(const TraceData& data) {
+std::int64_t earliest(const TraceData& data, const WrittenTimes& w) {
   std::int64_t base = std::numeric_limits<std::int64_t>::max();
-  for (const auto& s : data.spans) base = std::min(base, s.start_ns);
+  for (const std::int64_t t : w.span_start) base = std::min(base, t);
   for (const auto& m : data.markers) base = std::min(base, m.time_ns);
-  for (const auto& o : data.ops) base = std::min(base, o.start_ns);
+  for (const std::int64_t t : w.op_start) base = std::min(base, t);
+  for (const auto& s : data.steps) base = std::min(base, s.start_ns);
   return base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
 }
 
@@ -328,7 +404,8 @@ std::int64_t earliest(const TraceData& data) {
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
                                    TraceFile& out) {
   TraceWriteStats stats;
-  const std::int64_t base = earliest(data);
+  const WrittenTimes written = nest_slices(data);
+  const std::int64_t base = earliest(data, written);
   const EventFormatter fmt(data, base);
   const std::vector<std::int64_t> deltas =
       data.profile_memory ? memory_deltas(data) : std::vector<std::int64_t>();
@@ -336,7 +413,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   std::string buf;
   buf.reserve(1 << 20);
   buf += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
-  json::append_int(buf, base);
+  json::append_int(buf, base - data.realtime_minus_monotonic_ns);
   buf += ",\"traceEvents\":[";
   std::int64_t names = 0;
   std::string meta;
@@ -345,7 +422,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   std::uint64_t bytes = buf.size();
   bool any = !meta.empty();
 
-  const std::vector<Entry> entries = ordered_entries(data);
+  const std::vector<Entry> entries = ordered_entries(data, written);
   // Collection markers are never cut: they say where collection stopped,
   // which a cut trace needs most. Their room is kept aside.
   std::int64_t markers_left = static_cast<std::int64_t>(data.markers.size());
@@ -359,19 +436,22 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   bool cut = false;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
-    if (cut && e.family != 1) continue;
+    if (cut && e.family != kMarker) continue;
     one.clear();
     if (any) one += ',';
-    if (e.family == 0) {
-      fmt.span(one, data.spans[e.index]);
-    } else if (e.family == 1) {
+    if (e.family == kStep) {
+      fmt.step(one, data.steps[e.index]);
+    } else if (e.family == kSpan) {
+      fmt.span(one, data.spans[e.index], written.span_start[e.index], written.span_end[e.index]);
+    } else if (e.family == kMarker) {
       fmt.marker(one, data.markers[e.index]);
       --markers_left;
       marker_bytes -= std::min<std::uint64_t>(marker_bytes, one.size() + (any ? 0 : 1));
     } else {
-      fmt.op(one, data.ops[e.index], deltas.empty() ? 0 : deltas[e.index]);
+      fmt.op(one, data.ops[e.index], written.op_start[e.index], written.op_end[e.index],
+             deltas.empty() ? 0 : deltas[e.index]);
     }
-    if (e.family != 1) {
+    if (e.family != kMarker) {
       const bool over_count =
           limits.max_events > 0 && stats.events_written + markers_left >= limits.max_events;
       const bool over_bytes = limits.max_bytes > 0 &&
@@ -394,12 +474,13 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
     }
   }
 
-  buf += "],\"regiontrace\":{\"rank\":";
-  json::append_int(buf, data.rank);
-  buf += ",\"world_size\":";
-  json::append_int(buf, data.world_size);
-  buf += ",\"pid\":";
-  json::append_int(buf, data.pid);
+  // The shared members (sink, ranks, pid, clockSync) first, then this sink's.
+  buf += "],";
+  const SinkContext context("torch_profiler", "", data.rank, data.local_rank, data.world_size,
+                            data.pid, nullptr);
+  sdk::clock_sync::append_trace_metadata(buf, context, "torch_profiler", data.clock_start,
+                                         data.clock_end);
+  buf.pop_back();  // the member's closing brace: this sink's own members follow
   buf += ",\"prefix\":";
   json::append_escaped(buf, data.prefix);
   buf += ",\"torch_version\":";

@@ -24,8 +24,12 @@ std::int64_t realtime_minus_monotonic() {
 }  // namespace
 
 CollectionWindow::CollectionWindow(const ProfilerOptions& options, std::int64_t op_budget,
-                                   StepDecision gate, bool has_step, std::int64_t step)
-    : session_(options, op_budget), gate_(gate), clock_offset_(realtime_minus_monotonic()) {
+                                   StepDecision gate, bool has_step, std::int64_t step,
+                                   std::int64_t started_ns)
+    : session_(options, op_budget),
+      gate_(gate),
+      clock_offset_(realtime_minus_monotonic()),
+      started_ns_(started_ns) {
   if (has_step) note_step(step);
 }
 
@@ -44,6 +48,11 @@ void CollectionWindow::note_step(std::int64_t step) {
 void CollectionWindow::add_participant(ThreadState* thread) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!finished_ && participants_.insert(thread).second) records_.participants.push_back(thread);
+}
+
+void CollectionWindow::add_step(const StepSpan& step) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!finished_) records_.steps.push_back(step);
 }
 
 CollectionWindow::Records CollectionWindow::take_records() {

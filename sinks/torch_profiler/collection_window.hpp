@@ -13,6 +13,7 @@
 
 #include "profiler_session.hpp"
 #include "step_schedule.hpp"
+#include "trace_model.hpp"
 
 namespace regiontrace::torch_profiler {
 
@@ -21,8 +22,9 @@ struct ThreadState;
 class CollectionWindow {
  public:
   // Starts the profiler; throws std::runtime_error when libtorch refuses.
+  // `started_ns`: the steady-clock time of the event that opened it.
   CollectionWindow(const ProfilerOptions& options, std::int64_t op_budget, StepDecision gate,
-                   bool has_step, std::int64_t step);
+                   bool has_step, std::int64_t step, std::int64_t started_ns);
 
   ProfilerSession& session() { return session_; }
   StepPhase phase() const { return gate_.phase; }
@@ -30,16 +32,20 @@ class CollectionWindow {
 
   // Steady-clock (RegionEvent) nanoseconds to the profiler's epoch clock.
   std::int64_t to_epoch(std::int64_t steady_ns) const { return steady_ns + clock_offset_; }
+  std::int64_t realtime_minus_monotonic() const { return clock_offset_; }
+  std::int64_t started_ns() const { return started_ns_; }
 
   // Ignored once the window is finished.
   void note_step(std::int64_t step);
   void add_participant(ThreadState* thread);  // a thread that collected in this window
+  void add_step(const StepSpan& step);        // steady-clock times
 
   struct Records {
     std::vector<ThreadState*> participants;
     bool has_steps = false;
     std::int64_t first_step = 0;
     std::int64_t last_step = 0;
+    std::vector<StepSpan> steps;
   };
   // Marks the window finished and hands over what it knows.
   Records take_records();
@@ -48,6 +54,7 @@ class CollectionWindow {
   ProfilerSession session_;
   StepDecision gate_;
   std::int64_t clock_offset_ = 0;
+  std::int64_t started_ns_ = 0;
   std::mutex mutex_;
   bool finished_ = false;
   Records records_;

@@ -75,6 +75,8 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
   has_step_ = step_ != kNoStep;
   gate_ = schedule_.at(has_step_, step_);
   collecting_.store(gate_.collecting());
+  // A step set before the sink started runs from now on.
+  if (has_step_) open_step_ = {true, step_, steady_now(), threads_.current().os_tid};
 }
 
 void TorchProfilerSink::on_region_routed(const RegionInfo& info) {
@@ -109,7 +111,7 @@ void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
       w = live;
     } else {
       std::lock_guard<std::mutex> control(control_);
-      w = ensure_window_locked();
+      w = ensure_window_locked(e.time_ns);
     }
   }
   {
@@ -152,8 +154,12 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
 void TorchProfilerSink::on_step(const StepEvent& e) {
   const bool has_step = e.step != kNoStep;
   const StepDecision d = schedule_.at(has_step, e.step);
+  const std::uint64_t caller = threads_.current().os_tid;
   {
     std::lock_guard<std::mutex> control(control_);
+    // The previous step ends here, before a window this step ends is written.
+    if (CollectionWindow* w = live_.load()) add_open_step_locked(*w, e.time_ns, false);
+    open_step_ = {};
     has_step_ = has_step;
     step_ = e.step;
     if (CollectionWindow* w = live_.load()) {
@@ -167,6 +173,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
     }
     gate_ = d;
     collecting_.store(d.collecting() && !stopped_ && !closed_);
+    if (has_step) open_step_ = {true, e.step, e.time_ns, caller};
   }
   // A step that opens a window while this thread is inside selected regions
   // starts collection here and now; other threads start at their next
@@ -182,7 +189,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
       CollectionWindow* w = nullptr;
       {
         std::lock_guard<std::mutex> control(control_);
-        w = ensure_window_locked();
+        w = ensure_window_locked(e.time_ns);
       }
       std::lock_guard<std::mutex> lock(ts.mutex);
       if (w != nullptr) attach(ts, *w, e.time_ns, "step");
@@ -205,12 +212,12 @@ void TorchProfilerSink::close() {
   }
 }
 
-CollectionWindow* TorchProfilerSink::ensure_window_locked() {
+CollectionWindow* TorchProfilerSink::ensure_window_locked(std::int64_t time_ns) {
   if (CollectionWindow* w = live_.load()) return w;
   if (stopped_ || closed_ || !gate_.collecting()) return nullptr;
   try {
     windows_.push_back(std::make_unique<CollectionWindow>(settings_.profiler, settings_.op_budget(),
-                                                          gate_, has_step_, step_));
+                                                          gate_, has_step_, step_, time_ns));
   } catch (const std::exception& e) {
     stopped_ = true;
     collecting_.store(false);
@@ -255,6 +262,20 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
   }
 }
 
+void TorchProfilerSink::add_open_step_locked(CollectionWindow& w, std::int64_t end_ns,
+                                             bool open_at_end) {
+  if (!open_step_.open) return;
+  StepSpan s;
+  s.step = open_step_.step;
+  s.thread = open_step_.thread;
+  s.clipped_begin = open_step_.begin_ns < w.started_ns();
+  s.start_ns = s.clipped_begin ? w.started_ns() : open_step_.begin_ns;
+  s.end_ns = std::max(s.start_ns, end_ns);
+  s.open_at_end = open_at_end;
+  w.add_step(s);
+  ProfilerSession::charge(1);  // a trace event, like a region span
+}
+
 void TorchProfilerSink::finish_window_locked(const char* reason) {
   CollectionWindow* w = live_.load();
   if (w == nullptr) return;
@@ -268,6 +289,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     failure = e.what();
   }
   ops_refused_ = w->session().ops_refused();
+  add_open_step_locked(*w, now, true);  // it goes on in the next window, if any
   CollectionWindow::Records rec = w->take_records();
   // Warmup windows run the profiler for nothing but its start-up cost; a
   // window no thread collected in (the application's own profiler had every
@@ -313,8 +335,11 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   req->profile = std::move(profile);
   TraceData& d = req->data;
   d.rank = ctx_.rank();
+  d.local_rank = ctx_.local_rank();
   d.world_size = ctx_.world_size();
   d.pid = ctx_.pid();
+  d.realtime_minus_monotonic_ns = w->realtime_minus_monotonic();
+  d.clock_start = clock_start_;
   d.prefix = settings_.prefix;
   {
     std::lock_guard<std::mutex> lock(names_mutex_);
@@ -337,6 +362,11 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     s.end_ns = w->to_epoch(s.end_ns);
   }
   for (CollectionMarker& m : markers) m.time_ns = w->to_epoch(m.time_ns);
+  for (StepSpan& s : rec.steps) {
+    s.start_ns = w->to_epoch(s.start_ns);
+    s.end_ns = w->to_epoch(s.end_ns);
+  }
+  d.steps = std::move(rec.steps);
   d.spans = std::move(spans);
   d.markers = std::move(markers);
   for (const ThreadState* t : rec.participants) {

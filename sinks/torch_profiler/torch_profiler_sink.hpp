@@ -30,6 +30,7 @@
 #include "collection_window.hpp"
 #include "regiontrace/plugin.hpp"
 #include "regiontrace/sdk/bounded_queue_writer.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "step_schedule.hpp"
 #include "thread_registry.hpp"
 #include "torch_profiler_settings.hpp"
@@ -52,7 +53,9 @@ class TorchProfilerSink : public Sink {
 
  private:
   // *_locked functions run under control_.
-  CollectionWindow* ensure_window_locked();
+  CollectionWindow* ensure_window_locked(std::int64_t time_ns);
+  // The open step's span up to end_ns, into w (clipped to w's start).
+  void add_open_step_locked(CollectionWindow& w, std::int64_t end_ns, bool open_at_end);
   // Switches collection on for the calling thread; under ts.mutex, and no
   // other lock: a session refuses attachments once it is finished.
   void attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns, const char* reason);
@@ -78,6 +81,16 @@ class TorchProfilerSink : public Sink {
   StepDecision gate_;
   bool has_step_ = false;
   std::int64_t step_ = 0;
+  // The step under way, from its set_step: it becomes a ProfilerStep#<n>
+  // span in every window it overlaps.
+  struct OpenStep {
+    bool open = false;
+    std::int64_t step = 0;
+    std::int64_t begin_ns = 0;  // steady clock
+    std::uint64_t thread = 0;
+  };
+  OpenStep open_step_;
+  sdk::clock_sync::Pair clock_start_ = sdk::clock_sync::read();
   bool stopped_ = false;  // for good: size cap reached or the profiler failed to start
   bool closed_ = false;
   std::atomic<bool> warned_foreign_{false};

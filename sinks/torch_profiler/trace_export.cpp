@@ -6,6 +6,7 @@
 
 #include "op_summary.hpp"
 #include "profiler_result.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "trace_file.hpp"
 #include "trace_retention.hpp"
@@ -38,6 +39,7 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     req.data.threads.insert(req.data.threads.end(), unknown.begin(), unknown.end());
     cover_ops_running_at_the_end(req.data);
 
+    req.data.clock_end = sdk::clock_sync::read();
     TraceFile out(path, options.gzip);
     const TraceWriteStats stats = write_chrome_trace(req.data, options.limits, out);
     out.commit();

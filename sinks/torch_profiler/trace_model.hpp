@@ -8,10 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "regiontrace/sdk/clock_sync.hpp"
+
 namespace regiontrace::torch_profiler {
 
 // Every time here is nanoseconds since the Unix epoch (CLOCK_REALTIME), the
 // clock libtorch stamps its events with; region times are converted to it.
+// The written trace counts from a CLOCK_MONOTONIC base, like every trace
+// regiontrace writes (TraceData::realtime_minus_monotonic_ns).
 
 struct OpRecord {
   enum class Kind : std::uint8_t {
@@ -63,6 +67,20 @@ struct RegionSpan {
   bool open_at_end = false;    // still open when the window was written: ends there
 };
 
+// A step, like torch.profiler's ProfilerStep#<n>: from set_step(n) to the
+// next set_step, or to the end of the window. Steps have a track of their own
+// per process (kStepTrackOffset above the tid of the thread that set them),
+// so they never cross the region and op slices of a real thread.
+struct StepSpan {
+  std::int64_t step = 0;
+  std::uint64_t thread = 0;  // the thread that called set_step
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  bool clipped_begin = false;  // set before the window started: begins at its start
+  bool open_at_end = false;    // no later set_step in this window: ends at its end
+};
+inline constexpr std::uint64_t kStepTrackOffset = 1000000000;
+
 struct CollectionMarker {
   bool enable = true;  // enable_collection / disable_collection
   std::uint64_t thread = 0;
@@ -77,13 +95,21 @@ struct ThreadInfo {
 
 struct TraceData {
   int rank = 0;
+  int local_rank = 0;
   int world_size = 1;
   long pid = 0;
+  // The offset that converted region times to the epoch clock: the written
+  // baseTimeNanoseconds is CLOCK_MONOTONIC (base epoch ns minus this).
+  std::int64_t realtime_minus_monotonic_ns = 0;
+  // Read when the sink started and when this trace was written.
+  sdk::clock_sync::Pair clock_start;
+  sdk::clock_sync::Pair clock_end;
   std::string prefix = "regiontrace";
   std::vector<std::string> region_names;  // indexed by RegionId; may be shorter
   std::vector<OpRecord> ops;
   std::vector<RegionSpan> spans;
   std::vector<CollectionMarker> markers;
+  std::vector<StepSpan> steps;
   std::vector<ThreadInfo> threads;
   bool record_shapes = false;
   bool shapes_for_flops = false;  // record_shapes is on because with_flops needs it

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "trace_nesting_check.hpp"
 
 extern char** environ;
 
@@ -38,6 +42,11 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  if (check_nesting_) {
+    for (const TraceFileReport& f : check_traces_under(path_)) {
+      if (f.report.violation_count > 0) ADD_FAILURE() << describe(f);
+    }
+  }
   if (getenv("REGIONTRACE_KEEP_TEST_FILES") == nullptr) {
     std::error_code ec;
     fs::remove_all(path_, ec);

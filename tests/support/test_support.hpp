@@ -22,6 +22,10 @@ std::string builtin_plugin_dir();
 std::string source_dir();
 std::string binary_dir();
 
+// A fresh folder, removed with everything in it when the guard goes. Before
+// that, every Chrome trace (*.json, *.json.gz) left in it is checked against
+// the nesting rule (trace_nesting_check.hpp) and each violation is a test
+// failure, so every test that makes a trace checks it without asking.
 class TempDir {
  public:
   TempDir();
@@ -30,9 +34,13 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
   std::string file(const std::string& name) const { return path_ + "/" + name; }
+  // For a test that writes a trace breaking the rule on purpose (input for
+  // a reader that must cope with one).
+  void allow_nesting_violations() { check_nesting_ = false; }
 
  private:
   std::string path_;
+  bool check_nesting_ = true;
 };
 
 // Sets (or unsets, with nullopt) variables for the guard's lifetime.

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "regiontrace/sdk/span_nesting.hpp"
 #include "test_support.hpp"
+#include "trace_nesting_check.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -296,6 +298,123 @@ TEST(ChromeTraceWriter, CpuOnlyTracesCarryNoLinks) {
   const json t = write(d, {}, dir);
   EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("External id"));
   EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("correlation"));
+}
+
+// The trace: libtorch 1.13 stamps whole microseconds, so aten::copy_
+// [813.895, 816.895] came out 1 us past the aten::_to_copy [799.895, 815.895]
+// that called it, and an op could start before its region. Written, the
+// child is clamped into its parent and the op into its region.
+TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops.clear();
+  d.markers.clear();
+  auto op = [&](const char* name, std::int64_t start_us, std::int64_t dur_us) {
+    OpRecord o;
+    o.name = name;
+    o.thread = 11;
+    o.start_ns = kBase + start_us * 1000;
+    o.duration_ns = dur_us * 1000;
+    d.ops.push_back(o);
+  };
+  // The region: [1'000'000.105, 5'000'000.105] ns after kBase, sub-microsecond.
+  d.spans[0].start_ns = kBase + 1'000'000 + 105;
+  d.spans[0].end_ns = kBase + 5'000'000 + 105;
+  op("aten::to", 1'000, 20);        // starts 0.105 us before the region
+  op("aten::_to_copy", 1'001, 16);  // [1001, 1017] us
+  op("aten::copy_", 1'015, 3);      // [1015, 1018]: 1 us past its parent
+  op("aten::add", 4'999, 3);        // past the region's end
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(check_trace_nesting(t).violation_count, 0);
+
+  const json& region = *find(t, "fastvideo.region::denoise");
+  EXPECT_EQ(region["ts"], 0);
+  EXPECT_EQ(region["dur"], 4000);  // sub-microsecond times kept: exact
+  EXPECT_EQ(t["baseTimeNanoseconds"], kBase + 1'000'105);
+  const json& to = *find(t, "aten::to");
+  EXPECT_EQ(to["ts"], 0);  // clamped to the region's start
+  EXPECT_DOUBLE_EQ(to["dur"].get<double>(), 19.895);
+  const json& copy = *find(t, "aten::copy_");
+  EXPECT_DOUBLE_EQ(copy["ts"].get<double>(), 14.895);
+  EXPECT_DOUBLE_EQ(copy["dur"].get<double>(), 2);  // ends with _to_copy at 16.895
+  const json& add = *find(t, "aten::add");
+  EXPECT_DOUBLE_EQ(add["ts"].get<double>() + add["dur"].get<double>(), 4000);
+
+  // The summary's rule gives the same clamped times.
+  std::vector<nesting::Span> spans = {{d.spans[0].start_ns, d.spans[0].end_ns, true}};
+  for (const OpRecord& o : d.ops) spans.push_back({o.start_ns, o.start_ns + o.duration_ns, false});
+  const nesting::Nested n = nesting::nest(spans);
+  EXPECT_EQ(n.clamped_end[3] - kBase - 1'000'105, 16'895);
+  EXPECT_EQ(n.clamped_start[1] - kBase - 1'000'105, 0);
+}
+
+// set_step(n) leaves ProfilerStep#n spans on a "steps" track of the process,
+// a tid of its own above the caller's, so they cross no region or op slice.
+TEST(ChromeTraceWriter, StepSpansGoOnTheirOwnNamedTrack) {
+  TempDir dir;
+  TraceData d = sample();
+  StepSpan s4;
+  s4.step = 4;
+  s4.thread = 11;
+  s4.start_ns = kBase + 500'000;
+  s4.end_ns = kBase + 3'000'000;
+  s4.clipped_begin = true;
+  StepSpan s5 = s4;
+  s5.step = 5;
+  s5.start_ns = kBase + 3'000'000;
+  s5.end_ns = kBase + 6'000'000;
+  s5.clipped_begin = false;
+  s5.open_at_end = true;
+  d.steps = {s4, s5};
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(t["baseTimeNanoseconds"], kBase + 500'000);  // steps count for the base
+  std::vector<json> steps;
+  int step_track_names = 0;
+  for (const json& e : t["traceEvents"]) {
+    if (e.value("cat", "") == "step") steps.push_back(e);
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "steps") {
+      EXPECT_EQ(e["tid"], 11 + kStepTrackOffset);
+      ++step_track_names;
+    }
+  }
+  EXPECT_EQ(step_track_names, 1);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0]["name"], "ProfilerStep#4");
+  EXPECT_EQ(steps[0]["ph"], "X");
+  EXPECT_EQ(steps[0]["tid"], 11 + kStepTrackOffset);
+  EXPECT_EQ(steps[0]["pid"], 77);
+  EXPECT_EQ(steps[0]["args"]["step"], 4);
+  EXPECT_EQ(steps[0]["args"]["clipped_begin"], true);
+  EXPECT_EQ(steps[0]["ts"], 0);
+  EXPECT_EQ(steps[0]["dur"], 2500);
+  EXPECT_EQ(steps[1]["name"], "ProfilerStep#5");
+  EXPECT_EQ(steps[1]["ts"], 2500);  // where step 4 ends
+  EXPECT_EQ(steps[1]["dur"], 3000);
+  EXPECT_EQ(steps[1]["args"]["open_at_end"], true);
+}
+
+// The shared "regiontrace" member: who wrote it and the clock pairs, with
+// the base on CLOCK_MONOTONIC (epoch base minus the offset between clocks).
+TEST(ChromeTraceWriter, CarriesClockSyncAndAMonotonicBase) {
+  TempDir dir;
+  TraceData d = sample();
+  d.local_rank = 1;
+  d.realtime_minus_monotonic_ns = kBase - 5'000'000'000;  // monotonic: booted 5 s before kBase
+  d.clock_start = {kBase - 1000, 4'999'999'000};
+  d.clock_end = {kBase + 9'000'000, 5'009'000'000};
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(t["baseTimeNanoseconds"], 5'001'000'000);
+  const json& m = t["regiontrace"];
+  EXPECT_EQ(m["sink"], "torch_profiler");
+  EXPECT_EQ(m["rank"], 3);
+  EXPECT_EQ(m["local_rank"], 1);
+  EXPECT_EQ(m["world_size"], 4);
+  EXPECT_EQ(m["pid"], 77);
+  EXPECT_EQ(m["clockSync"]["start"]["realtime_ns"], kBase - 1000);
+  EXPECT_EQ(m["clockSync"]["start"]["monotonic_ns"], 4'999'999'000);
+  EXPECT_EQ(m["clockSync"]["end"]["monotonic_ns"], 5'009'000'000);
+  EXPECT_EQ(m["prefix"], "fastvideo");  // the sink's own members follow
+  EXPECT_EQ(m["events"], 5);
 }
 
 }  // namespace

@@ -2,13 +2,18 @@
 // and out of selected regions, the written trace parsed back.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -335,6 +340,108 @@ TEST_F(TorchProfilerSink, StepOpeningInsideARegionCollectsFromThere) {
   EXPECT_EQ(markers(t, true)[0]["args"]["reason"], "step");
   ASSERT_EQ(markers(t, false).size(), 1u);
   EXPECT_EQ(markers(t, false)[0]["args"]["reason"], "step");
+}
+
+std::int64_t to_ns(const json& us) {
+  return static_cast<std::int64_t>(std::llround(us.get<double>() * 1000));
+}
+
+// set_step(n) leaves a ProfilerStep#n span, as torch.profiler does, on a
+// "steps" track of its own (the calling thread's tid + 1e9): step n runs
+// from set_step(n) to set_step(n + 1), the first is clipped to where
+// collection started and the last ends with the window.
+TEST_F(TorchProfilerSink, SetStepLeavesProfilerStepSpansOnAStepsTrack) {
+  init(sink_options(dir_));
+  for (int step = 0; step < 5; ++step) {
+    set_step(step);
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  const std::uint64_t track = static_cast<std::uint64_t>(::syscall(SYS_gettid)) + 1000000000;
+  std::vector<json> steps;
+  int track_names = 0;
+  for (const json& e : t["traceEvents"]) {
+    if (e.value("cat", "") == "step") steps.push_back(e);
+    if (e["ph"] == "M" && e["tid"] == track) {
+      EXPECT_EQ(e["name"], "thread_name");
+      EXPECT_EQ(e["args"]["name"], "steps");
+      ++track_names;
+    }
+  }
+  EXPECT_EQ(track_names, 1);
+  steps = by_ts(steps);
+  ASSERT_EQ(steps.size(), 5u);
+  const std::vector<json> spans = by_ts(region_spans(t));
+  ASSERT_EQ(spans.size(), 5u);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const json& s = steps[i];
+    EXPECT_EQ(s["ph"], "X");
+    EXPECT_EQ(s["name"], "ProfilerStep#" + std::to_string(i));
+    EXPECT_EQ(s["args"]["step"], i);
+    EXPECT_EQ(s["tid"], track);
+    EXPECT_EQ(s["pid"], getpid());
+    // Back to back: each ends where the next begins.
+    if (i + 1 < steps.size()) {
+      EXPECT_EQ(to_ns(s["ts"]) + to_ns(s["dur"]), to_ns(steps[i + 1]["ts"])) << i;
+    }
+    // The step's region lies inside it.
+    EXPECT_EQ(spans[i]["args"]["step"], i);
+    EXPECT_LE(to_ns(s["ts"]), to_ns(spans[i]["ts"])) << i;
+    EXPECT_GE(to_ns(s["ts"]) + to_ns(s["dur"]), to_ns(spans[i]["ts"]) + to_ns(spans[i]["dur"]))
+        << i;
+  }
+  // Step 0 was set before collection started: it begins with the window.
+  EXPECT_EQ(steps[0]["args"]["clipped_begin"], true);
+  EXPECT_EQ(to_ns(steps[0]["ts"]), to_ns(spans[0]["ts"]));
+  EXPECT_FALSE(steps[1]["args"].contains("clipped_begin"));
+  EXPECT_EQ(steps[4]["args"]["open_at_end"], true);
+}
+
+// Where the trace sits on the clocks: baseTimeNanoseconds is CLOCK_MONOTONIC,
+// the "regiontrace" member pairs it with the wall clock when the sink
+// started and when the file was written, and every event lies between.
+TEST_F(TorchProfilerSink, TraceCarriesClockSyncAroundItsEvents) {
+  timespec mono{};
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  const std::int64_t before = mono.tv_sec * 1000000000LL + mono.tv_nsec;
+  init(sink_options(dir_));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  const std::int64_t after = mono.tv_sec * 1000000000LL + mono.tv_nsec;
+  const json t = only_trace(dir_);
+  const json& m = t.at("regiontrace");
+  EXPECT_EQ(m.at("sink"), "torch_profiler");
+  EXPECT_EQ(m.at("rank"), 0);
+  EXPECT_EQ(m.at("local_rank"), 0);
+  EXPECT_EQ(m.at("world_size"), 1);
+  EXPECT_EQ(m.at("pid"), getpid());
+  const json& sync = m.at("clockSync");
+  const std::int64_t start = sync.at("start").at("monotonic_ns").get<std::int64_t>();
+  const std::int64_t end = sync.at("end").at("monotonic_ns").get<std::int64_t>();
+  EXPECT_LE(before, start);
+  EXPECT_LE(start, end);
+  EXPECT_LE(end, after);
+  const std::int64_t base = t.at("baseTimeNanoseconds").get<std::int64_t>();
+  std::int64_t first = std::numeric_limits<std::int64_t>::max();
+  std::int64_t last = 0;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M") continue;
+    first = std::min(first, base + to_ns(e["ts"]));
+    last = std::max(last, base + to_ns(e["ts"]) + (e.contains("dur") ? to_ns(e["dur"]) : 0));
+  }
+  EXPECT_EQ(first, base);  // ts 0 is the first event
+  EXPECT_LE(start, first);
+  EXPECT_LE(last, end);
+  // The pairs agree with each other on the offset between the clocks.
+  const std::int64_t offset_start = sync.at("start").at("realtime_ns").get<std::int64_t>() - start;
+  const std::int64_t offset_end = sync.at("end").at("realtime_ns").get<std::int64_t>() - end;
+  EXPECT_LT(std::llabs(offset_end - offset_start), 1'000'000);
 }
 
 TEST_F(TorchProfilerSink, MaxEventsStopsCollectionForGoodAndKeepsTheTraceWhole) {

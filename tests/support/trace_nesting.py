@@ -122,3 +122,18 @@ def autouse_fixture():
             pytest.fail(describe(bad), pytrace=False)
 
     return traces_in_tmp_path_nest
+
+
+if __name__ == "__main__":
+    import sys
+    bad = {}
+    for arg in sys.argv[1:]:
+        found = check_file(arg)
+        if found is None:
+            print(f"{arg}: not a Chrome trace", file=sys.stderr)
+            sys.exit(2)
+        if found:
+            bad[arg] = found
+    if bad:
+        print(describe(bad))
+    sys.exit(1 if bad else 0)

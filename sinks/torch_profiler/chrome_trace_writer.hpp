@@ -1,9 +1,12 @@
 // Writes a TraceData as a Chrome trace ("JSON object format"), the format
 // Perfetto UI and chrome://tracing open: `traceEvents` with `ph: X` spans for
 // ops and regions, `ph: i` instants for collection markers and allocations,
-// `ph: M` process and thread names. Like Kineto's traces, `ts` is in
-// microseconds relative to the top-level `baseTimeNanoseconds` (Unix epoch),
-// so traces of several ranks line up on one timeline.
+// `ph: M` process and thread names, `ProfilerStep#<n>` spans on a steps
+// track. Like Kineto's traces, `ts` is in microseconds relative to the
+// top-level `baseTimeNanoseconds`, here CLOCK_MONOTONIC like every trace
+// regiontrace writes, with the "regiontrace" member's clockSync pairs to put
+// it on the wall clock. Slices are written clamped into their parents (the
+// rule of span_nesting.hpp), so each track nests as viewers require.
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,9 @@ json slice(const std::string& name, double ts, double dur, int tid = 11, int pid
 }
 
 json trace(std::initializer_list<json> events) {
-  return {{"traceEvents", json::array(events)}};
+  json t = {{"traceEvents", json::array()}};
+  for (const json& e : events) t["traceEvents"].push_back(e);
+  return t;
 }
 
 // The issue's own example: libtorch 1.13's whole-microsecond stamps put

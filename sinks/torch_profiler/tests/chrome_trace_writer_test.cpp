@@ -325,7 +325,7 @@ TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
   op("aten::copy_", 1'015, 3);      // [1015, 1018]: 1 us past its parent
   op("aten::add", 4'999, 3);        // past the region's end
   const json t = write(d, {}, dir);
-  EXPECT_EQ(check_trace_nesting(t).violation_count, 0);
+  EXPECT_EQ(regiontrace::test::check_trace_nesting(t).violation_count, 0);
 
   const json& region = *find(t, "fastvideo.region::denoise");
   EXPECT_EQ(region["ts"], 0);

@@ -171,6 +171,9 @@ TEST(OpSummary, SinkSummaryAndCliSummaryAgreeOnTheSameTrace) {
   EXPECT_EQ(row(s.by_op, "aten::linear")->self_ns, 10000);
   EXPECT_EQ(row(s.by_op, "aten::mm")->self_ns, (90 - 5 + 30) * 1000);
   EXPECT_EQ(row(s.by_op, "aten::randn")->self_ns, 10000 - 90);
+  // Totals are the clamped durations too, the ones the trace shows.
+  EXPECT_EQ(row(s.by_op, "aten::mm")->total_ns, (90 + 30) * 1000);
+  EXPECT_EQ(row(s.by_op, "aten::randn")->total_ns, 20000 - 90);
   ASSERT_EQ(tool.at("regions").size(), 1u);
   // 199.91 us, less randn (19.91 once clamped), linear and add.
   EXPECT_DOUBLE_EQ(tool["regions"][0].at("self_us").get<double>(), 70.0);

@@ -32,7 +32,7 @@ class CollectionWindow {
 
   // Steady-clock (RegionEvent) nanoseconds to the profiler's epoch clock.
   std::int64_t to_epoch(std::int64_t steady_ns) const { return steady_ns + clock_offset_; }
-  std::int64_t realtime_minus_monotonic() const { return clock_offset_; }
+  std::int64_t realtime_offset_ns() const { return clock_offset_; }
   std::int64_t started_ns() const { return started_ns_; }
 
   // Ignored once the window is finished.

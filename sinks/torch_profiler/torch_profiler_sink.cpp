@@ -338,7 +338,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   d.local_rank = ctx_.local_rank();
   d.world_size = ctx_.world_size();
   d.pid = ctx_.pid();
-  d.realtime_minus_monotonic_ns = w->realtime_minus_monotonic();
+  d.realtime_minus_monotonic_ns = w->realtime_offset_ns();
   d.clock_start = clock_start_;
   d.prefix = settings_.prefix;
   {

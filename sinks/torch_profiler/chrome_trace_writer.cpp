@@ -9,6 +9,7 @@
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
+#include "slice_times.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -307,55 +308,6 @@ std::vector<std::int64_t> memory_deltas(const TraceData& data) {
   return out;
 }
 
-// Where each slice is written. Every viewer assumes that the slices of one
-// track nest; libtorch 1.x's whole-microsecond op stamps do not (a child can
-// end up to 1 us after its parent, an op start up to 1 us before its
-// region). The summaries' rule (span_nesting.hpp) is applied per track and
-// the clamped times are what the trace shows, so trace and summary describe
-// one tree. They are integer nanoseconds, written exactly (append_us), so
-// the rule still holds in the written microseconds.
-struct WrittenTimes {
-  std::vector<std::int64_t> span_start, span_end;  // by RegionSpan index
-  std::vector<std::int64_t> op_start, op_end;      // by OpRecord index
-};
-
-WrittenTimes nest_slices(const TraceData& data) {
-  WrittenTimes w;
-  struct Track {
-    std::vector<nesting::Span> spans;
-    std::vector<std::pair<bool, std::size_t>> source;  // (region span?, index)
-  };
-  std::map<std::uint64_t, Track> tracks;
-  w.span_start.resize(data.spans.size());
-  w.span_end.resize(data.spans.size());
-  for (std::size_t i = 0; i < data.spans.size(); ++i) {
-    const RegionSpan& s = data.spans[i];
-    Track& t = tracks[s.thread];
-    t.spans.push_back({s.start_ns, std::max(s.start_ns, s.end_ns), true});
-    t.source.emplace_back(true, i);
-  }
-  w.op_start.resize(data.ops.size());
-  w.op_end.resize(data.ops.size());
-  for (std::size_t i = 0; i < data.ops.size(); ++i) {
-    const OpRecord& op = data.ops[i];
-    w.op_start[i] = w.op_end[i] = op.start_ns;  // instants ([memory]) stay where they are
-    if (op.kind == OpRecord::Kind::kMemory) continue;
-    Track& t = tracks[op.thread];
-    t.spans.push_back(
-        {op.start_ns, op.start_ns + std::max<std::int64_t>(0, op.duration_ns), false});
-    t.source.emplace_back(false, i);
-  }
-  for (auto& [tid, t] : tracks) {
-    const nesting::Nested n = nesting::nest(t.spans);
-    for (std::size_t k = 0; k < t.spans.size(); ++k) {
-      const auto [region, i] = t.source[k];
-      (region ? w.span_start : w.op_start)[i] = n.clamped_start[k];
-      (region ? w.span_end : w.op_end)[i] = n.clamped_end[k];
-    }
-  }
-  return w;
-}
-
 // File order: by start; among equal starts steps, then region spans, then
 // markers, then ops (a span opens before the ops inside it), the longer first.
 enum Family : std::uint8_t { kStep = 0, kSpan = 1, kMarker = 2, kOp = 3 };
@@ -367,7 +319,7 @@ struct Entry {
   std::size_t index;
 };
 
-std::vector<Entry> ordered_entries(const TraceData& data, const WrittenTimes& w) {
+std::vector<Entry> ordered_entries(const TraceData& data, const SliceTimes& w) {
   std::vector<Entry> e;
   e.reserve(data.ops.size() + data.spans.size() + data.markers.size() + data.steps.size());
   for (std::size_t i = 0; i < data.steps.size(); ++i) {
@@ -390,7 +342,7 @@ std::vector<Entry> ordered_entries(const TraceData& data, const WrittenTimes& w)
   return e;
 }
 
-std::int64_t earliest(const TraceData& data, const WrittenTimes& w) {
+std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   std::int64_t base = std::numeric_limits<std::int64_t>::max();
   for (const std::int64_t t : w.span_start) base = std::min(base, t);
   for (const auto& m : data.markers) base = std::min(base, m.time_ns);
@@ -404,7 +356,9 @@ std::int64_t earliest(const TraceData& data, const WrittenTimes& w) {
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
                                    TraceFile& out) {
   TraceWriteStats stats;
-  const WrittenTimes written = nest_slices(data);
+  // Slices as they nest (slice_times.hpp), not as libtorch stamped them:
+  // integer nanoseconds, written exactly, so they nest in the file too.
+  const SliceTimes written = slice_times(data);
   const std::int64_t base = earliest(data, written);
   const EventFormatter fmt(data, base);
   const std::vector<std::int64_t> deltas =

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/span_nesting.hpp"
+#include "slice_times.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -25,62 +25,6 @@ std::string shapes_text(const OpRecord& op) {
     s += ']';
   }
   return s + "]";
-}
-
-// Self time and clamped duration of every op (CPU op or device activity)
-// and region span, by the nesting rule of regiontrace/sdk/span_nesting.hpp
-// over the spans of each thread (region spans included). The trace writer
-// writes the same clamped times, so `regiontrace summary` on the written
-// trace computes the same numbers, totals included.
-struct NestedTimes {
-  std::vector<std::int64_t> self;        // by op
-  std::vector<std::int64_t> total;       // by op: the clamped duration
-  std::vector<std::int64_t> span_total;  // by region span
-};
-
-NestedTimes nested_times(const TraceData& data) {
-  const std::vector<OpRecord>& ops = data.ops;
-  NestedTimes out;
-  out.self.assign(ops.size(), 0);
-  out.total.assign(ops.size(), 0);
-  out.span_total.assign(data.spans.size(), 0);
-  std::vector<std::int64_t>& self = out.self;
-  struct ThreadSpans {
-    std::vector<nesting::Span> spans;
-    std::vector<std::size_t> op_index;  // kNoOp for region spans
-    std::vector<std::size_t> span_index;
-  };
-  constexpr std::size_t kNoOp = static_cast<std::size_t>(-1);
-  std::map<std::uint64_t, ThreadSpans> by_thread;
-  // The trace file's order: region spans, then ops, each in recorded order
-  // (the writer's stable sort keeps it among equal keys).
-  for (std::size_t i = 0; i < data.spans.size(); ++i) {
-    const RegionSpan& s = data.spans[i];
-    ThreadSpans& t = by_thread[s.thread];
-    t.spans.push_back({s.start_ns, std::max(s.start_ns, s.end_ns), true});
-    t.op_index.push_back(kNoOp);
-    t.span_index.push_back(i);
-  }
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind == OpRecord::Kind::kMemory) continue;
-    ThreadSpans& t = by_thread[ops[i].thread];
-    t.spans.push_back({ops[i].start_ns, ops[i].start_ns + ops[i].duration_ns, false});
-    t.op_index.push_back(i);
-    t.span_index.push_back(kNoOp);
-  }
-  for (auto& [tid, t] : by_thread) {
-    const nesting::Nested n = nesting::nest(t.spans);
-    for (std::size_t k = 0; k < t.spans.size(); ++k) {
-      const std::int64_t clamped = n.clamped_end[k] - n.clamped_start[k];
-      if (t.op_index[k] != kNoOp) {
-        self[t.op_index[k]] = n.self[k];
-        out.total[t.op_index[k]] = clamped;
-      } else {
-        out.span_total[t.span_index[k]] = clamped;
-      }
-    }
-  }
-  return out;
 }
 
 template <typename Key>
@@ -170,8 +114,10 @@ std::string steps_text(const TraceData& data) {
 
 OpSummary summarize(const TraceData& data) {
   OpSummary s;
-  const NestedTimes times = nested_times(data);
-  const std::vector<std::int64_t>& self = times.self;
+  // The times the trace shows (slice_times.hpp): `regiontrace summary` of
+  // the written trace computes the same numbers, totals included.
+  const SliceTimes times = slice_times(data);
+  const std::vector<std::int64_t>& self = times.op_self;
   std::map<std::string, OpStats> ops;
   std::map<std::pair<std::string, std::string>, OpStats> shapes;
   std::map<std::string, OpStats> device;
@@ -183,13 +129,13 @@ OpSummary summarize(const TraceData& data) {
       d.name = op.name;
       ++d.calls;
       d.self_ns += self[i];
-      d.total_ns += times.total[i];
+      d.total_ns += (times.op_end[i] - times.op_start[i]);
       continue;
     }
     auto add = [&](OpStats& st) {
       ++st.calls;
       st.self_ns += self[i];
-      st.total_ns += times.total[i];
+      st.total_ns += (times.op_end[i] - times.op_start[i]);
       st.flops += op.flops;
     };
     OpStats& st = ops[op.name];
@@ -214,7 +160,7 @@ OpSummary summarize(const TraceData& data) {
     RegionStats& r = regions[data.region_name(span.region)];
     r.name = data.region_name(span.region);
     ++r.count;
-    r.total_ns += times.span_total[i];
+    r.total_ns += times.span_end[i] - times.span_start[i];
   }
   for (auto& [name, r] : regions) s.regions.push_back(r);
   std::stable_sort(

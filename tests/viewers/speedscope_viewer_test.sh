@@ -45,5 +45,6 @@ if [ ! -f "${traces[0]}" ]; then
   exit 1
 fi
 for t in "${traces[@]}"; do
+  python3 "$source_dir/tests/support/trace_nesting.py" "$t"  # our own check agrees
   node "$here/speedscope_check.js" "$t"
 done

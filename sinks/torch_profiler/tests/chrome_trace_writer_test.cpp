@@ -1,4 +1,5 @@
 #include "chrome_trace_writer.hpp"
+#include "op_summary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -346,6 +347,49 @@ TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
   const nesting::Nested n = nesting::nest(spans);
   EXPECT_EQ(n.clamped_end[3] - kBase - 1'000'105, 16'895);
   EXPECT_EQ(n.clamped_start[1] - kBase - 1'000'105, 0);
+}
+
+// An op stamped with no duration (it took less than libtorch's microsecond)
+// is written 1 ns long, inside its parent: speedscope turns each slice into a
+// begin and an end event and sorts an empty slice's end before its begin
+// when another slice begins at the same time, and then never closes the
+// parent. The op summary counts the same nanosecond.
+TEST(ChromeTraceWriter, EmptyOpsAreWrittenOneNanosecondLong) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops.clear();
+  auto op = [&](const char* name, std::int64_t start_us, std::int64_t dur_us) {
+    OpRecord o;
+    o.name = name;
+    o.thread = 11;
+    o.start_ns = kBase + start_us * 1000;
+    o.duration_ns = dur_us * 1000;
+    d.ops.push_back(o);
+  };
+  op("aten::arange", 2'000, 4);  // begins with its first child
+  op("aten::empty", 2'000, 0);
+  op("aten::resize_", 2'000, 0);
+  op("aten::zero_", 2'004, 0);  // at arange's end: after it, not in it
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(regiontrace::test::check_trace_nesting(t).violation_count, 0);
+  EXPECT_EQ((*find(t, "aten::arange"))["dur"], 4);
+  EXPECT_DOUBLE_EQ((*find(t, "aten::empty"))["ts"].get<double>(), 1000);
+  EXPECT_DOUBLE_EQ((*find(t, "aten::empty"))["dur"].get<double>(), 0.001);
+  // Stamped at the same time as empty, it ran after it: its sibling, next.
+  EXPECT_DOUBLE_EQ((*find(t, "aten::resize_"))["ts"].get<double>(), 1000.001);
+  EXPECT_DOUBLE_EQ((*find(t, "aten::resize_"))["dur"].get<double>(), 0.001);
+  EXPECT_DOUBLE_EQ((*find(t, "aten::zero_"))["ts"].get<double>(), 1004);
+  EXPECT_DOUBLE_EQ((*find(t, "aten::zero_"))["dur"].get<double>(), 0.001);
+  const OpSummary s = summarize(d);
+  std::int64_t self = 0;
+  std::int64_t total = 0;
+  for (const OpStats& r : s.by_op) {
+    self += r.self_ns;
+    if (r.name == "aten::empty") EXPECT_EQ(r.total_ns, 1);
+    if (r.name == "aten::arange") total = r.total_ns;
+  }
+  EXPECT_EQ(total, 4000);
+  EXPECT_EQ(self, 4000 + 1);  // arange's 4 us, and zero_ outside it
 }
 
 // set_step(n) leaves ProfilerStep#n spans on a "steps" track of the process,

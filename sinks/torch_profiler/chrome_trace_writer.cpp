@@ -348,7 +348,12 @@ std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   for (const auto& m : data.markers) base = std::min(base, m.time_ns);
   for (const std::int64_t t : w.op_start) base = std::min(base, t);
   for (const auto& s : data.steps) base = std::min(base, s.start_ns);
-  return base == std::numeric_limits<std::int64_t>::max() ? 0 : base;
+  if (base == std::numeric_limits<std::int64_t>::max()) return 0;
+  // On a whole microsecond of the epoch clock: libtorch 1.x stamps ops in
+  // whole microseconds, so their ts and dur are integers, which viewers add
+  // exactly in doubles; a child that ends with its parent then ends with it
+  // on screen too, not an ulp after it.
+  return base - (base % 1000 + 1000) % 1000;
 }
 
 }  // namespace

@@ -43,9 +43,11 @@ SliceTimes slice_times(const TraceData& data) {
   for (auto& [tid, t] : tracks) {
     const nesting::Nested first = nesting::nest(t.spans);
     // Empty slices of one parent stamped at one time ran one after another:
-    // the j-th of them gets [t + j, t + j + 1) ns, so they stay siblings. An
-    // empty slice has no children (the rule closes it before the next span
-    // starts), so it only needs room in its parent.
+    // the j-th of them gets [t + 2j, t + 2j + 1) ns, so they stay siblings,
+    // 1 ns apart (a viewer adding ts and dur in doubles must not see one
+    // end after the next begins). An empty slice has no children (the rule
+    // closes it before the next span starts), so it only needs room in its
+    // parent.
     std::map<std::pair<std::size_t, std::int64_t>, std::int64_t> empties_at;
     for (std::size_t k = 0; k < t.spans.size(); ++k) {
       t.spans[k].start = first.clamped_start[k];
@@ -53,13 +55,37 @@ SliceTimes slice_times(const TraceData& data) {
       if (t.spans[k].end != t.spans[k].start) continue;
       const std::size_t p = first.parent[k];
       const std::int64_t at = t.spans[k].start;
-      std::int64_t start = at + empties_at[{p, at}]++;
+      std::int64_t start = at + 2 * empties_at[{p, at}]++;
       if (p != nesting::Nested::kNoParent) {
         if (first.clamped_end[p] <= at) continue;  // at its parent's very end: no room
         start = std::min(start, first.clamped_end[p] - 1);
       }
       t.spans[k].start = start;
       t.spans[k].end = start + 1;
+    }
+    // A child that ends with its parent between two whole microseconds ends
+    // 1 ns before it, parents first: viewers add ts and dur in doubles, and
+    // two sums that should be equal can differ by an ulp, the child's then
+    // ending after its parent. (The writer's base is a whole microsecond, so
+    // whole microseconds are integers there, which doubles add exactly.)
+    const nesting::Nested second = nesting::nest(t.spans);
+    std::vector<std::pair<int, std::size_t>> by_depth;
+    for (std::size_t k = 0; k < t.spans.size(); ++k) {
+      int depth = 0;
+      for (std::size_t p = second.parent[k]; p != nesting::Nested::kNoParent; p = second.parent[p])
+        ++depth;
+      by_depth.emplace_back(depth, k);
+      t.spans[k].start = second.clamped_start[k];
+      t.spans[k].end = second.clamped_end[k];
+    }
+    std::sort(by_depth.begin(), by_depth.end());
+    for (const auto& [depth, k] : by_depth) {
+      const std::size_t p = second.parent[k];
+      if (p == nesting::Nested::kNoParent) continue;
+      const bool whole_us = t.spans[p].end % 1000 == 0;
+      if (!whole_us && t.spans[k].end >= t.spans[p].end && t.spans[p].end - 1 > t.spans[k].start) {
+        t.spans[k].end = t.spans[p].end - 1;
+      }
     }
     const nesting::Nested n = nesting::nest(t.spans);
     for (std::size_t k = 0; k < t.spans.size(); ++k) {

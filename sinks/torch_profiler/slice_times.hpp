@@ -6,12 +6,17 @@
 // by the rule of regiontrace/sdk/span_nesting.hpp: children clamped into
 // their parents (libtorch 1.x's whole-microsecond stamps put a child up to
 // 1 us past its parent's end, an op up to 1 us before its region). Then a
-// slice left with no duration gets one nanosecond (inside its parent):
+// slice left with no duration gets one nanosecond (inside its parent, 1 ns
+// after the empty siblings stamped at the same time):
 // viewers that turn each slice into a begin and an end event (speedscope)
 // sort an empty slice's end before its begin when another slice begins at
 // the same time, and then leave its parent open to the end of the trace.
-// The rule is applied once more to the result, which is what a reader of
-// the written file computes, and that is what is written.
+// A child that ends with its parent between two whole microseconds (a
+// region's end) is written to end 1 ns before it:
+// viewers add ts and dur in doubles, and two sums that should be equal can
+// differ by an ulp, the child's then ending after its parent. The rule is
+// applied once more to the result, which is what a reader of the written
+// file computes, and that is what is written.
 #pragma once
 
 #include <cstdint>

@@ -270,7 +270,9 @@ void TorchProfilerSink::add_open_step_locked(CollectionWindow& w, std::int64_t e
   s.thread = open_step_.thread;
   s.clipped_begin = open_step_.begin_ns < w.started_ns();
   s.start_ns = s.clipped_begin ? w.started_ns() : open_step_.begin_ns;
-  s.end_ns = std::max(s.start_ns, end_ns);
+  // Back to back steps are written 1 ns apart: a viewer adding ts and dur in
+  // doubles must not see one end after the next begins.
+  s.end_ns = std::max(s.start_ns, open_at_end ? end_ns : end_ns - 1);
   s.open_at_end = open_at_end;
   w.add_step(s);
   ProfilerSession::charge(1);  // a trace event, like a region span

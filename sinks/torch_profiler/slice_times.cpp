@@ -1,6 +1,7 @@
 #include "slice_times.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "regiontrace/sdk/span_nesting.hpp"
@@ -63,29 +64,41 @@ SliceTimes slice_times(const TraceData& data) {
       t.spans[k].start = start;
       t.spans[k].end = start + 1;
     }
-    // A child that ends with its parent between two whole microseconds ends
-    // 1 ns before it, parents first: viewers add ts and dur in doubles, and
-    // two sums that should be equal can differ by an ulp, the child's then
-    // ending after its parent. (The writer's base is a whole microsecond, so
-    // whole microseconds are integers there, which doubles add exactly.)
+    // No two slices of a track share a boundary where one ends: a child that
+    // ends with its parent, or a slice that ends where its next sibling
+    // begins, ends 1 ns earlier (parents first). Viewers subtract the
+    // track's first ts and add ts and dur in doubles, so two sums that
+    // should be equal can differ by an ulp, and a child then ends after its
+    // parent, or a slice after its sibling began.
     const nesting::Nested second = nesting::nest(t.spans);
+    std::map<std::size_t, std::vector<std::size_t>> children;  // kNoParent: roots
     std::vector<std::pair<int, std::size_t>> by_depth;
     for (std::size_t k = 0; k < t.spans.size(); ++k) {
       int depth = 0;
       for (std::size_t p = second.parent[k]; p != nesting::Nested::kNoParent; p = second.parent[p])
         ++depth;
       by_depth.emplace_back(depth, k);
+      children[second.parent[k]].push_back(k);
       t.spans[k].start = second.clamped_start[k];
       t.spans[k].end = second.clamped_end[k];
+    }
+    for (auto& [parent, list] : children) {
+      std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+        return t.spans[a].start < t.spans[b].start;
+      });
+    }
+    std::vector<std::int64_t> limit(t.spans.size(), std::numeric_limits<std::int64_t>::max());
+    for (const auto& [parent, list] : children) {
+      for (std::size_t c = 0; c + 1 < list.size(); ++c) {
+        limit[list[c]] = t.spans[list[c + 1]].start;
+      }
     }
     std::sort(by_depth.begin(), by_depth.end());
     for (const auto& [depth, k] : by_depth) {
       const std::size_t p = second.parent[k];
-      if (p == nesting::Nested::kNoParent) continue;
-      const bool whole_us = t.spans[p].end % 1000 == 0;
-      if (!whole_us && t.spans[k].end >= t.spans[p].end && t.spans[p].end - 1 > t.spans[k].start) {
-        t.spans[k].end = t.spans[p].end - 1;
-      }
+      std::int64_t bound = limit[k];
+      if (p != nesting::Nested::kNoParent) bound = std::min(bound, t.spans[p].end);
+      if (t.spans[k].end >= bound && bound - 1 > t.spans[k].start) t.spans[k].end = bound - 1;
     }
     const nesting::Nested n = nesting::nest(t.spans);
     for (std::size_t k = 0; k < t.spans.size(); ++k) {

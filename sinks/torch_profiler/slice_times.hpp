@@ -11,12 +11,14 @@
 // viewers that turn each slice into a begin and an end event (speedscope)
 // sort an empty slice's end before its begin when another slice begins at
 // the same time, and then leave its parent open to the end of the trace.
-// A child that ends with its parent between two whole microseconds (a
-// region's end) is written to end 1 ns before it:
-// viewers add ts and dur in doubles, and two sums that should be equal can
-// differ by an ulp, the child's then ending after its parent. The rule is
-// applied once more to the result, which is what a reader of the written
-// file computes, and that is what is written.
+// No two slices of a track share a boundary where one of them ends: a child
+// that ends with its parent, or a slice that ends where its next sibling
+// begins, is written to end 1 ns earlier. Viewers subtract the track's first
+// ts and add ts and dur in doubles, so two sums that should be equal can
+// differ by an ulp, and a child then ends after its parent (speedscope: the
+// parent stays open to the end). The rule is applied once more to the
+// result, which is what a reader of the written file computes, and that is
+// what is written.
 #pragma once
 
 #include <cstdint>

@@ -140,7 +140,7 @@ function verdict(code, dom, log, traceName, processNames, expectBroken) {
   console.log('speedscope: ' + traceName + ': title ' + JSON.stringify(title) + ', ' +
               complaints.length + ' complaint(s) about slices that do not nest');
   for (const c of complaints.slice(0, 10)) {
-    console.log('  speedscope console: ' + (c.length > 240 ? c.slice(0, 240) + '...' : c));
+    console.log('  speedscope console: ' + (c.length > 240 ? c.slice(0, 120) + ' ... ' + c.slice(-120) : c));
   }
   if (expectBroken) {
     if (complaints.length === 0) problems.push('a trace that breaks the nesting rule drew no complaint');

@@ -5,6 +5,8 @@
 // pairs that line ranks up.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "config/config_loader.hpp"
@@ -13,6 +15,7 @@
 namespace regiontrace::test {
 namespace {
 
+namespace fs = std::filesystem;
 using detail::EffectiveConfig;
 using detail::Environment;
 using detail::RankInfo;
@@ -130,6 +133,26 @@ TEST_F(ConfigRanks, BadRanksNameFileKeyValueAndTheValidForms) {
   EXPECT_NE(env.find("`ranks` (env REGIONTRACE_RANKS): `0-x` is not an integer or a range"),
             std::string::npos)
       << env;
+}
+
+// Outside the selection no sink is built, so regions take the disabled path
+// (enabled() false: the one relaxed load and nothing else); inside, it runs.
+TEST_F(ConfigRanks, ARankOutsideTheSelectionRunsWithSinksOff) {
+  for (const auto& [rank, runs] : {std::pair<const char*, bool>{"2", false}, {"3", true}}) {
+    const ChildResult child = run_in_child([&, rank = rank] {
+      setenv("RANK", rank, 1);
+      setenv("WORLD_SIZE", "4", 1);
+      Options o = options("ranks: \"0-3:3\"\nsinks:\n  recorder: {}\n");
+      o.set("sinks.recorder.file", dir_.file(std::string("rec_") + rank + ".jsonl"));
+      init(o);
+      const bool on = enabled();
+      shutdown();
+      return on ? 10 : 20;
+    });
+    ASSERT_TRUE(child.exited);
+    EXPECT_EQ(child.exit_code, runs ? 10 : 20) << "RANK=" << rank;
+    EXPECT_EQ(fs::exists(dir_.file(std::string("rec_") + rank + ".jsonl")), runs) << rank;
+  }
 }
 
 TEST(RankInfo, TorchrunUnderSlurmTakesEveryNumberFromTorchrun) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "rank_outputs.hpp"
 #include "test_support.hpp"
@@ -82,8 +83,7 @@ TEST_F(Launchers, MpirunFourRanksWriteOneSetEachNamedByRank) {
     EXPECT_NE(run.output.find("rank " + std::to_string(r) + ": 3 steps"), std::string::npos)
         << run.output;
     // The core says where each rank came from.
-    EXPECT_NE(run.output.find("(rank " + std::to_string(r) + ")"), std::string::npos)
-        << run.output;
+    EXPECT_NE(run.output.find("(rank " + std::to_string(r) + ")"), std::string::npos) << run.output;
   }
   Expectation e;
   e.ranks = {0, 1, 2, 3};
@@ -91,6 +91,10 @@ TEST_F(Launchers, MpirunFourRanksWriteOneSetEachNamedByRank) {
   const RunOutputs outputs = collect_outputs(out());
   const std::vector<std::string> problems = problems_with(outputs, e);
   EXPECT_TRUE(problems.empty()) << lines(problems) << run.output;
+  // One job: Open MPI's job id on every rank.
+  const std::set<std::string> ids = job_ids(outputs);
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_NE(*ids.begin(), "local");
 }
 
 TEST_F(Launchers, MpirunWithRanksZeroAndThreeWritesOnlyThere) {
@@ -126,14 +130,10 @@ TEST_F(Launchers, TorchrunFourRanksWriteOneSetEachNamedByRank) {
   const RunOutputs outputs = collect_outputs(out());
   const std::vector<std::string> problems = problems_with(outputs, e);
   EXPECT_TRUE(problems.empty()) << lines(problems) << run.output;
-  // torchrun's rank variables, and its run id as the job id.
-  for (const auto& [rank, sets] : outputs.by_rank) {
-    for (const std::string& f : sets.front().files) {
-      if (f.find("regiontrace_config_rank") == std::string::npos) continue;
-      const nlohmann::json j = read_json(f);
-      EXPECT_NE(j["job_id"].get<std::string>(), "local") << f;
-    }
-  }
+  // One job: torchrun's run id (random with --standalone) on every rank.
+  const std::set<std::string> ids = job_ids(outputs);
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids.begin()->size(), 36u) << *ids.begin();  // a UUID
 }
 
 }  // namespace

@@ -111,11 +111,11 @@ TEST_F(RankEnvironment, RankFilterDecidesWhichSinksStart) {
     // A rank that starts no sink writes nothing at all, not even its config.
     EXPECT_EQ(fs::exists(out()), !stems.empty()) << "RANK=" << rank;
     const std::string skipped =
-        rank == 1   ? "`recorder` runs on 0, 3 (`ranks` (" + profile + ":2))"
-        : rank == 2 ? "`recorder` runs on 0, 3 (`ranks` (" + profile +
-                          ":2)); `recorder2` runs on 1, 3 (`sinks.recorder2.ranks` (" + profile +
-                          ":6))"
-                    : "";
+        rank == 1 ? "`recorder` runs on 0, 3 (`ranks` (" + profile + ":2))"
+        : rank == 2
+            ? "`recorder` runs on 0, 3 (`ranks` (" + profile +
+                  ":2)); `recorder2` runs on 1, 3 (`sinks.recorder2.ranks` (" + profile + ":6))"
+            : "";
     if (!skipped.empty()) {
       EXPECT_NE(r.output.find("rank " + std::to_string(rank) +
                               " (RANK) starts no sink that is limited to other ranks: " + skipped),
@@ -135,10 +135,10 @@ TEST_F(RankEnvironment, ConfigFileCarriesClockPairsThatTheTestShiftMoves) {
     fs::remove_all(out());
     const long long real_before = read_clock(CLOCK_REALTIME);
     const long long mono_before = read_clock(CLOCK_MONOTONIC);
-    const CommandResult r = run("RANK=1 WORLD_SIZE=2 REGIONTRACE_SINKS=recorder "
-                                "REGIONTRACE_TEST_CLOCK_SHIFT_NS=" +
-                                std::to_string(shift) + " REGIONTRACE_OUTPUT_DIR=" +
-                                shell_quote(out()) + " ");
+    const CommandResult r =
+        run("RANK=1 WORLD_SIZE=2 REGIONTRACE_SINKS=recorder "
+            "REGIONTRACE_TEST_CLOCK_SHIFT_NS=" +
+            std::to_string(shift) + " REGIONTRACE_OUTPUT_DIR=" + shell_quote(out()) + " ");
     const long long mono_after = read_clock(CLOCK_MONOTONIC);
     const long long real_after = read_clock(CLOCK_REALTIME);
     ASSERT_EQ(r.exit_code, 0) << r.output;

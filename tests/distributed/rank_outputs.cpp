@@ -26,7 +26,8 @@ RunOutputs collect_outputs(const std::string& dir) {
     const int rank = std::stoi(m[1]);
     const long pid = std::stol(m[2]);
     std::vector<RankFiles>& sets = out.by_rank[rank];
-    auto it = std::find_if(sets.begin(), sets.end(), [&](const RankFiles& f) { return f.pid == pid; });
+    auto it =
+        std::find_if(sets.begin(), sets.end(), [&](const RankFiles& f) { return f.pid == pid; });
     if (it == sets.end()) {
       sets.push_back(RankFiles{pid, {}});
       it = sets.end() - 1;
@@ -114,7 +115,8 @@ std::vector<std::string> problems_with(const RunOutputs& outputs, const Expectat
         if (name.rfind("regiontrace_config_rank", 0) == 0) {
           ++configs;
           check_config(f, rank, set.pid, e, &problems);
-        } else if (name.rfind("torch_trace", 0) == 0) {
+        } else if (name.rfind("torch_trace", 0) == 0 && !ends_with(name, ".summary.json") &&
+                   !ends_with(name, ".summary.txt")) {
           ++traces;
           steps += check_trace(f, rank, set.pid, &problems);
         }
@@ -137,6 +139,20 @@ std::vector<std::string> problems_with(const RunOutputs& outputs, const Expectat
     problems.push_back("ranks that wrote:" + g + "; expected:" + w);
   }
   return problems;
+}
+
+std::set<std::string> job_ids(const RunOutputs& outputs) {
+  std::set<std::string> ids;
+  for (const auto& [rank, sets] : outputs.by_rank) {
+    for (const RankFiles& set : sets) {
+      for (const std::string& f : set.files) {
+        if (fs::path(f).filename().string().rfind("regiontrace_config_rank", 0) == 0) {
+          ids.insert(read_json(f).value("job_id", ""));
+        }
+      }
+    }
+  }
+  return ids;
 }
 
 std::string rank_steps_program() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct Expectation {
 // Every problem found, one line each (empty: all good), so one failure
 // shows everything that is wrong with a run.
 std::vector<std::string> problems_with(const RunOutputs& outputs, const Expectation& expected);
+
+// The `job_id` of every configuration file.
+std::set<std::string> job_ids(const RunOutputs& outputs);
 
 std::string rank_steps_program();
 // Why a test cannot run here ("" when it can): a built-in sink not built.

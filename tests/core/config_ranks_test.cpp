@@ -65,8 +65,13 @@ TEST_F(ConfigRanks, TopLevelRanksApplyToEverySinkThatHasNoneOfItsOwn) {
   EXPECT_EQ(sink(c, "recorder").ranks_origin, "`ranks` (" + profile() + ":2)");
   EXPECT_EQ(sink(c, "recorder2").ranks, (std::vector<long long>{1, 3, 5, 7}));
   EXPECT_EQ(sink(c, "recorder2").ranks_origin, "`sinks.recorder2.ranks` (" + profile() + ":6)");
-  // What the sink is told matches what the host applies.
+  // What the sink is told, and what check and the configuration file show,
+  // match what the host applies.
   EXPECT_EQ(sink(c, "recorder").values.at("ranks"), (std::vector<std::string>{"0", "3"}));
+  ASSERT_NE(value(c, "sinks.recorder.ranks"), nullptr);
+  EXPECT_EQ(value(c, "sinks.recorder.ranks")->items, (std::vector<std::string>{"0", "3"}));
+  EXPECT_EQ(value(c, "sinks.recorder.ranks")->source, "`ranks` (" + profile() + ":2)");
+  EXPECT_EQ(value(c, "sinks.recorder2.ranks")->source, profile() + ":6");
 }
 
 TEST_F(ConfigRanks, NoRanksMeansEveryRank) {

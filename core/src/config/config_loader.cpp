@@ -364,6 +364,14 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     } else {
       s.ranks = out.ranks;
       s.ranks_origin = "`ranks` (" + tree.source("ranks") + ")";
+      // Shown (check, the configuration file) as the ranks that apply, with
+      // where they came from, not as the sink's empty default.
+      for (EffectiveValue& ev : out.values) {
+        if (ev.key != prefix + ".ranks" || out.ranks.empty()) continue;
+        ev.items.clear();
+        for (long long r : out.ranks) ev.items.push_back(std::to_string(r));
+        ev.source = s.ranks_origin;
+      }
     }
     s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
                            !values["output_dir"][0].empty()

@@ -189,6 +189,25 @@ std::string rank_list_text(const std::vector<long long>& ranks) {
   return out.str();
 }
 
+// `ranks: [0, 8]` in a job of 4 is most likely a typo that leaves a sink
+// off everywhere it was meant to run. Said once per job (by rank 0), and only
+// where a launcher gave the size: a profile tried out in one process is no job.
+void warn_of_ranks_outside_the_job(const EffectiveConfig& cfg) {
+  if (cfg.rank.rank != 0 || cfg.rank.source == "default") return;
+  for (const SinkSettings& s : cfg.sinks) {
+    if (!s.enabled || s.plugin == nullptr) continue;
+    std::vector<long long> outside;
+    for (long long r : s.ranks) {
+      if (r >= cfg.rank.world_size) outside.push_back(r);
+    }
+    if (outside.empty()) continue;
+    log(LogLevel::kWarn, "sink `" + s.name + "`: " + s.ranks_origin + " names rank" +
+                             (outside.size() == 1 ? " " : "s ") + rank_list_text(outside) +
+                             ", outside this job of " + std::to_string(cfg.rank.world_size) +
+                             " ranks (0-" + std::to_string(cfg.rank.world_size - 1) + ")");
+  }
+}
+
 OnError policy_of(const Error& e) {
   const auto* config = dynamic_cast<const ConfigurationError*>(&e);
   return config != nullptr ? config->on_error() : OnError::kExit;
@@ -320,6 +339,7 @@ void start(const Options& options, bool explicit_init) {
     for (const std::string& e : errors) msg += "\n  - " + e;
     throw ConfigurationError(msg, cfg.on_error);
   }
+  warn_of_ranks_outside_the_job(cfg);
   if (!other_ranks.empty()) {
     log(LogLevel::kInfo, "rank " + std::to_string(cfg.rank.rank) + " (" + cfg.rank.source +
                              ") starts no sink that is limited to other ranks: " + other_ranks);

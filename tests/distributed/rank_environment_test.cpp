@@ -127,6 +127,24 @@ TEST_F(RankEnvironment, RankFilterDecidesWhichSinksStart) {
   }
 }
 
+// A rank the job does not have is most likely a typo: rank 0 says so, once;
+// without a launcher (no job size known) nothing is said.
+TEST_F(RankEnvironment, RanksOutsideTheJobAreWarnedAbout) {
+  const std::string profile = dir_.file("ranks.yaml");
+  write_file(profile, "output_dir: " + out() + "\nranks: [0, 8]\nsinks:\n  recorder: {}\n");
+  const std::string warning = "warning: sink `recorder`: `ranks` (" + profile +
+                              ":2) names rank 8, outside this job of 4 ranks (0-3)";
+  const CommandResult zero =
+      run("RANK=0 WORLD_SIZE=4 REGIONTRACE_CONFIG=" + shell_quote(profile) + " ");
+  ASSERT_EQ(zero.exit_code, 0) << zero.output;
+  EXPECT_NE(zero.output.find(warning), std::string::npos) << zero.output;
+  const CommandResult one =
+      run("RANK=1 WORLD_SIZE=4 REGIONTRACE_CONFIG=" + shell_quote(profile) + " ");
+  EXPECT_EQ(one.output.find("outside this job"), std::string::npos) << one.output;
+  const CommandResult alone = run("REGIONTRACE_CONFIG=" + shell_quote(profile) + " ");
+  EXPECT_EQ(alone.output.find("outside this job"), std::string::npos) << alone.output;
+}
+
 // The pair is read at start and at shutdown, inside the run: both clocks of
 // each pair fall between readings taken before and after the program; the
 // test shift moves only the wall clock.

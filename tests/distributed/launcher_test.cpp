@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <set>
 
 #include "rank_outputs.hpp"
@@ -118,6 +119,49 @@ TEST_F(Launchers, MpirunWithRanksZeroAndThreeWritesOnlyThere) {
               std::string::npos)
         << run.output;
   }
+}
+
+// Ranks 2 and 3 run as if their host's wall clock were 5 s ahead (Open
+// MPI's MPMD form: one command line per group of ranks). Each rank's pairs
+// carry its own clock, and one job's ranks share `${job_id}`'s folder.
+TEST_F(Launchers, MpirunRanksRecordTheirOwnWallClock) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  const long long shift = 5000000000LL;
+  const std::string per_group = " -np 2 env REGIONTRACE_TEST_CLOCK_SHIFT_NS=";
+  const std::string command =
+      "REGIONTRACE_SINKS=recorder REGIONTRACE_PLUGIN_PATH=" + shell_quote(test_plugin_dir()) +
+      " REGIONTRACE_OUTPUT_DIR=" + shell_quote(out() + "/job_${job_id}") +
+      " OMPI_MCA_btl_vader_single_copy_mechanism=none timeout 90 mpirun --allow-run-as-root "
+      "--oversubscribe --bind-to none --mca btl self,vader -x REGIONTRACE_SINKS -x "
+      "REGIONTRACE_PLUGIN_PATH -x REGIONTRACE_OUTPUT_DIR" +
+      per_group + "0 " + program_args() + " :" + per_group + std::to_string(shift) + " " +
+      program_args();
+  const CommandResult run = run_command(command);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::vector<std::string> jobs = list_files(out());
+  ASSERT_EQ(jobs.size(), 1u) << run.output;  // one folder: the job's
+  const RunOutputs outputs = collect_outputs(jobs[0]);
+  Expectation e;
+  e.ranks = {0, 1, 2, 3};
+  const std::vector<std::string> problems = problems_with(outputs, e);
+  EXPECT_TRUE(problems.empty()) << lines(problems) << run.output;
+  EXPECT_EQ(jobs[0], out() + "/job_" + *job_ids(outputs).begin());
+
+  // realtime - monotonic: the host's offset, the same for every process on
+  // it but for the shift (and NTP slewing it by microseconds meanwhile).
+  std::map<int, long long> offset;
+  for (const auto& [rank, sets] : outputs.by_rank) {
+    for (const std::string& f : sets.front().files) {
+      if (f.find("regiontrace_config_rank") == std::string::npos) continue;
+      const nlohmann::json start = read_json(f)["clockSync"]["start"];
+      offset[rank] = start["realtime_ns"].get<long long>() - start["monotonic_ns"].get<long long>();
+    }
+  }
+  ASSERT_EQ(offset.size(), 4u);
+  const long long tolerance = 100000000;  // 100 ms: far above slewing, far below the shift
+  EXPECT_LT(std::llabs(offset[1] - offset[0]), tolerance);
+  EXPECT_LT(std::llabs(offset[3] - offset[2]), tolerance);
+  EXPECT_LT(std::llabs(offset[2] - offset[0] - shift), tolerance);
 }
 
 TEST_F(Launchers, TorchrunFourRanksWriteOneSetEachNamedByRank) {

@@ -35,7 +35,7 @@ std::recursive_mutex& lifecycle_mutex() {
 bool g_starting = false;
 
 // What start() wrote, kept to write it again at shutdown with the end pair
-// of clock readings. Leaked on purpose, like the rest of our exit-path state.
+// of clock readings.
 struct WrittenConfig {
   EffectiveConfig config;
   std::set<std::string> dirs;

@@ -90,6 +90,8 @@ TEST_F(ConfigRanks, RangesWithStridesAndCommaLists) {
       {"\"5\"", {5}},
       {"[3, 1, 3]", {3, 1}},  // a rank named twice is one rank
       {"\"2-2\"", {2}},
+      {"\"4-6:100\"", {4}},  // a stride past the end: the start alone
+      {"\"9223372036854775800-9223372036854775807:5\"", {9223372036854775800, 9223372036854775805}},
   };
   for (const auto& [text, want] : cases) {
     const EffectiveConfig c =
@@ -125,6 +127,9 @@ TEST_F(ConfigRanks, BadRanksNameFileKeyValueAndTheValidForms) {
   }
   const std::string stride = error_of(options("ranks: \"0-7:0\"\nsinks:\n  recorder: {}\n"));
   EXPECT_NE(stride.find("range `0-7:0` has a stride below 1"), std::string::npos) << stride;
+  const std::string wide = error_of(
+      options("ranks: \"-9223372036854775807-9223372036854775807\"\nsinks:\n  recorder: {}\n"));
+  EXPECT_NE(wide.find("span at most 1000000 values"), std::string::npos) << wide;
   const std::string down = error_of(options("ranks: \"5-1\"\nsinks:\n  recorder: {}\n"));
   EXPECT_NE(down.find("range `5-1` must go upwards"), std::string::npos) << down;
 

@@ -64,10 +64,15 @@ std::string expand_int_item(const std::string& v, std::vector<long long>* out) {
     return "`" + v + "` is not an integer or a range like 2-5";
   }
   if (stride < 1) return "range `" + v + "` has a stride below 1";
-  if (b < a || b - a > 1000000) {
+  // Unsigned: b - a of two far-apart numbers overflows a long long.
+  const unsigned long long span =
+      static_cast<unsigned long long>(b) - static_cast<unsigned long long>(a);
+  if (b < a || span > 1000000) {
     return "range `" + v + "` must go upwards and span at most 1000000 values";
   }
-  for (long long n = a; n <= b; n += stride) out->push_back(n);
+  for (unsigned long long k = 0; k <= span / static_cast<unsigned long long>(stride); ++k) {
+    out->push_back(a + static_cast<long long>(k * static_cast<unsigned long long>(stride)));
+  }
   return {};
 }
 

@@ -66,11 +66,6 @@ std::string why_no_torchrun() {
 
 class Launchers : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (const std::string why = missing_builtin_sink("torch_profiler"); !why.empty()) {
-      GTEST_SKIP() << why;
-    }
-  }
   std::string out() const { return dir_.path() + "/out"; }
   CleanEnv env_;
   TempDir dir_;
@@ -78,6 +73,9 @@ class Launchers : public ::testing::Test {
 
 TEST_F(Launchers, MpirunFourRanksWriteOneSetEachNamedByRank) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = missing_builtin_sink("torch_profiler"); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
   const CommandResult run = run_command(mpirun(out()));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (int r = 0; r < 4; ++r) {
@@ -100,6 +98,9 @@ TEST_F(Launchers, MpirunFourRanksWriteOneSetEachNamedByRank) {
 
 TEST_F(Launchers, MpirunWithRanksZeroAndThreeWritesOnlyThere) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = missing_builtin_sink("torch_profiler"); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
   const std::string profile = dir_.file("ranks.yaml");
   write_file(profile, "ranks: [0, 3]\n");
   const CommandResult run =
@@ -166,6 +167,9 @@ TEST_F(Launchers, MpirunRanksRecordTheirOwnWallClock) {
 
 TEST_F(Launchers, TorchrunFourRanksWriteOneSetEachNamedByRank) {
   if (const std::string why = why_no_torchrun(); !why.empty()) GTEST_SKIP() << why;
+  if (const std::string why = missing_builtin_sink("torch_profiler"); !why.empty()) {
+    GTEST_SKIP() << why;
+  }
   const CommandResult run = run_command(torchrun(out()));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   Expectation e;

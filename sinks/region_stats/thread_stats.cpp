@@ -123,7 +123,8 @@ void ThreadStats::close_step(Node& n) {
   const RegionTotals t = n.step_totals.read();
   if (t.count != 0) {
     n.past_steps.push_back({n.step.load(std::memory_order_relaxed), t});
-    while (n.past_steps.size() > max_steps_) n.past_steps.pop_front();
+    // The step about to start is the max_steps-th.
+    while (n.past_steps.size() + 1 > max_steps_) n.past_steps.pop_front();
   }
   n.step_totals.reset();
 }

@@ -246,7 +246,7 @@ void check_region_stats_output(const std::string& dir, const ExampleShape& examp
   for (const std::string& phase : example.phases) {
     auto it = top_level.find(phase);
     ASSERT_NE(it, top_level.end()) << phase << " has no top-level row in " << files[0];
-    EXPECT_EQ(it->second->at("count"), 1) << phase;
+    EXPECT_GE(it->second->at("count").get<long long>(), 1) << phase;
     phases_total += it->second->at("total_ns").get<long long>();
   }
   // The phases run one after another on the main thread.

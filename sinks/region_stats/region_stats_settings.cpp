@@ -31,6 +31,17 @@ std::string bound_problem(const std::string& item) {
   return {};
 }
 
+// KeySpec::real writes its default with std::to_string ("10.000000"); the
+// reference shows what a user would type.
+KeySpec textfile_interval_key() {
+  KeySpec k = KeySpec::real("prometheus_textfile_interval_s", 10,
+                            "seconds between textfile rewrites while running (0: only at start "
+                            "and shutdown)")
+                  .range(0, 86400);
+  k.default_value = "10";
+  return k;
+}
+
 }  // namespace
 
 ListenAddress parse_listen_address(const std::string& value) {
@@ -103,9 +114,7 @@ SinkSchema RegionStatsSettings::schema() {
                     "collector (replaced atomically); empty: none")
           .absolute()
           .checked_by(sdk::not_a_folder),
-      KeySpec::real("prometheus_textfile_interval_s", 10,
-                    "seconds between textfile rewrites while running (0: only at shutdown)")
-          .range(0, 86400),
+      textfile_interval_key(),
       KeySpec::list("prometheus_buckets", kDefaultBuckets,
                     "upper bounds (seconds, increasing) of the "
                     "regiontrace_region_duration_seconds histogram buckets")

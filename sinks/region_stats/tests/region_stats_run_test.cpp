@@ -2,7 +2,11 @@
 // threads and steps, read back from region_stats_rank0_pid<p>.json.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "log_histogram.hpp"
@@ -207,6 +211,41 @@ TEST(RegionStatsRun, JsonCarriesTheSchemaAndClockSync) {
     EXPECT_NE(region(step.at("regions"), "one"), nullptr);
   }
   EXPECT_EQ(doc.at("prometheus").at("listen"), "");
+}
+
+TEST(RegionStatsRun, TheTableGoesToStderrAtShutdown) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string err = dir.file("stderr.txt");
+  const regiontrace::test::ChildResult child = regiontrace::test::run_in_child([&] {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 2);
+    init(stats_options(dir.path(), {{"table", "stderr"}, {"table_paths", "full"}}));
+    for (int i = 0; i < 3; ++i) {
+      RT_REGION("printed");
+      RT_REGION("child");
+      sleep_ms(1);
+    }
+    shutdown();
+    return 0;
+  });
+  ASSERT_TRUE(child.exited);
+  ASSERT_EQ(child.exit_code, 0);
+  const std::string table = regiontrace::test::read_file(err);
+  EXPECT_NE(table.find("region_stats: rank 0, pid " + std::to_string(child.pid)), std::string::npos)
+      << table;
+  std::istringstream lines(table);
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  ASSERT_GE(rows.size(), 4u) << table;
+  // Header, then the rows by total: the parent first, the child by full path.
+  EXPECT_EQ(rows[1].rfind("  region", 0), 0u) << table;
+  EXPECT_EQ(rows[2].rfind("  printed ", 0), 0u) << table;
+  EXPECT_EQ(rows[3].rfind("  printed/child ", 0), 0u) << table;
+  // The count column: three of each.
+  EXPECT_NE(rows[2].find(" 3 "), std::string::npos) << rows[2];
+  EXPECT_NE(rows[3].find(" 3 "), std::string::npos) << rows[3];
 }
 
 }  // namespace

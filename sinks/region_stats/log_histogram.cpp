@@ -66,10 +66,28 @@ std::int64_t HistogramCounts::percentile(double q, std::int64_t min_ns, std::int
   return max_ns;
 }
 
+LiveHistogram::~LiveHistogram() {
+  for (std::atomic<Chunk*>& c : chunks_) delete c.load(std::memory_order_acquire);
+}
+
+LiveHistogram::Chunk* LiveHistogram::add_chunk(std::size_t k) {
+  // Only the owner adds chunks; release publishes the zeroed counters to
+  // readers that find the pointer.
+  Chunk* chunk = new Chunk();
+  chunks_[k].store(chunk, std::memory_order_release);
+  return chunk;
+}
+
 void LiveHistogram::add_to(HistogramCounts& out) const {
   std::vector<std::uint64_t>& c = out.counts();
-  for (std::size_t i = 0; i < counts_.size(); ++i) {
-    c[i] += counts_[i].load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < kExact; ++i) c[i] += exact_[i].load(std::memory_order_relaxed);
+  for (std::size_t k = 0; k < kChunks; ++k) {
+    const Chunk* chunk = chunks_[k].load(std::memory_order_acquire);
+    if (chunk == nullptr) continue;
+    for (std::size_t j = 0; j < LogBuckets::kSubBuckets; ++j) {
+      c[kExact + k * LogBuckets::kSubBuckets + j] +=
+          chunk->counts[j].load(std::memory_order_relaxed);
+    }
   }
 }
 

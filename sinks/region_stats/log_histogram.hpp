@@ -49,17 +49,44 @@ class HistogramCounts {
 };
 
 // Written by one thread (relaxed load + store, no read-modify-write on the
-// hot path), read by any thread at scrape and shutdown time.
+// hot path), read by any thread at scrape and shutdown time. Memory follows
+// the range a region's durations actually span: the exact counters are
+// inline (1 KB), each power of two above gets its 64 counters (512 B) when
+// its first value arrives, so a typical region uses a few KB, not the 19 KB
+// of every bucket.
 class LiveHistogram {
  public:
+  LiveHistogram() = default;
+  ~LiveHistogram();
+  LiveHistogram(const LiveHistogram&) = delete;
+  LiveHistogram& operator=(const LiveHistogram&) = delete;
+
   void record(std::int64_t ns) {
-    std::atomic<std::uint64_t>& c = counts_[LogBuckets::index_of(ns)];
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const std::size_t index = LogBuckets::index_of(ns);
+    if (index < kExact) {
+      bump(exact_[index]);
+      return;
+    }
+    const std::size_t rest = index - kExact;
+    Chunk* chunk = chunks_[rest / LogBuckets::kSubBuckets].load(std::memory_order_relaxed);
+    if (chunk == nullptr) chunk = add_chunk(rest / LogBuckets::kSubBuckets);
+    bump(chunk->counts[rest % LogBuckets::kSubBuckets]);
   }
   void add_to(HistogramCounts& out) const;
 
  private:
-  std::array<std::atomic<std::uint64_t>, LogBuckets::kCount> counts_{};
+  static constexpr std::size_t kExact = std::size_t{1} << LogBuckets::kExactBits;
+  static constexpr std::size_t kChunks = LogBuckets::kMaxExponent - LogBuckets::kExactBits;
+  struct Chunk {
+    std::array<std::atomic<std::uint64_t>, LogBuckets::kSubBuckets> counts{};
+  };
+  static void bump(std::atomic<std::uint64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  Chunk* add_chunk(std::size_t k);
+
+  std::array<std::atomic<std::uint64_t>, kExact> exact_{};
+  std::array<std::atomic<Chunk*>, kChunks> chunks_{};
 };
 
 }  // namespace regiontrace::region_stats

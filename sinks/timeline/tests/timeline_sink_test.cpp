@@ -315,6 +315,48 @@ TEST(TimelineSink, BadSettingsNameTheKeyAndTheValidRange) {
   shutdown();
 }
 
+// std::exit with no shutdown(): the host's exit handler closes the sink
+// after the main thread's thread_locals are gone; a worker still inside a
+// region ends at the write.
+TEST(TimelineSink, ExitWithoutShutdownWritesEverything) {
+  CleanEnv env;
+  TempDir dir;
+  const regiontrace::test::ChildResult child = regiontrace::test::run_in_child([&] {
+    init(timeline_options(dir.path()));
+    std::atomic<bool> inside{false};
+    std::thread worker([&] {
+      RT_REGION("worker_forever");
+      work(50, 2);
+      inside = true;
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    });
+    worker.detach();
+    while (!inside) std::this_thread::yield();
+    auto t = begin("main_open");
+    (void)t;
+    work(100, 1);
+    return 0;  // run_in_child exits with std::exit
+  });
+  EXPECT_TRUE(child.exited);
+  EXPECT_EQ(child.exit_code, 0);
+  const json trace = read_gzip_json(only_trace(dir.path()));
+  std::map<std::string, int> count;
+  std::map<std::string, int> open_at_end;
+  for (const json& e : events(trace, "X")) {
+    const std::string region = e.at("args").at("region");
+    ++count[region];
+    if (e.at("args").value("open_at_end", false)) ++open_at_end[region];
+  }
+  EXPECT_EQ(count["outer"], 150);
+  EXPECT_EQ(count["inner"], 200);
+  EXPECT_EQ(open_at_end["worker_forever"], 1);
+  // The host ends the main thread's regions when its thread_locals go, so
+  // this one arrives as an ordinary span, once.
+  EXPECT_EQ(count["main_open"], 1);
+  EXPECT_EQ(trace.at("timeline").at("dropped"), 0);
+  EXPECT_EQ(nesting_violation(trace), "");
+}
+
 TEST(TimelineSink, SigtermLeavesAWholeTrace) {
   CleanEnv env;
   TempDir dir;

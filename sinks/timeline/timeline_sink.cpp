@@ -34,7 +34,8 @@ TimelineSink::TimelineSink(const SinkContext& ctx)
       start_pair_(sdk::clock_sync::read()),
       exchange_(static_cast<std::size_t>(settings_.buffer_bytes / Chunk::kBytes)),
       spill_(std::make_unique<SpillFile>(ctx.output_dir())),
-      budget_(settings_.max_events, settings_.max_bytes) {
+      budget_(settings_.max_events, settings_.max_bytes),
+      pid_(::getpid()) {
   writer_ = std::thread([this] { writer_loop(); });
 }
 
@@ -135,6 +136,9 @@ unsigned char* TimelineSink::refill(ThreadSlot* s, std::size_t bytes) {
 }
 
 void TimelineSink::thread_exited(ThreadSlot* slot) {
+  // A forked child's threads exit too: its parent's sink is not its own (and
+  // a lock the parent held at fork() stays held).
+  if (::getpid() != pid_) return;
   exchange_.hand_over(slot->chunk);
   slot->used = 0;
 }
@@ -180,7 +184,8 @@ void TimelineSink::close() {
   if (closed_.exchange(true)) return;
   exchange_.close();
   if (writer_.joinable()) writer_.join();
-  const std::int64_t end_ns = context_.now_ns() != 0 ? context_.now_ns() : sdk::clock::now_ns();
+  std::int64_t end_ns = context_.now_ns();
+  if (end_ns == 0) end_ns = sdk::clock::now_ns();
 
   TraceInput in;
   in.context = &context_;
@@ -212,9 +217,13 @@ void TimelineSink::close() {
       budget_.drop_rest(s->chunk->data, keep, used);
       if (keep > 0) t.pieces.push_back({0, s->chunk->data, keep});
     }
+    // An entry older than a shallower one is left from a region whose end
+    // never came (the host switched routing while it was open): skipped.
+    std::int64_t newest = 0;
     for (int d = 0; d < ThreadSlot::kMaxDepth; ++d) {
       const std::int64_t begin = s->open[d].begin_ns.load(std::memory_order_acquire);
-      if (begin == 0) continue;
+      if (begin == 0 || begin < newest) continue;
+      newest = begin;
       t.open.push_back({d, s->open[d].region.load(std::memory_order_relaxed), begin,
                         s->open[d].step.load(std::memory_order_relaxed)});
     }

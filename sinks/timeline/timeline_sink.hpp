@@ -16,6 +16,8 @@
 // temporary file renamed into place.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -99,6 +101,7 @@ class TimelineSink : public Sink {
   std::mutex steps_mutex_;
   std::vector<StepMark> steps_;
   std::uint64_t steps_dropped_ = 0;
+  const pid_t pid_;
   std::atomic<bool> closed_{false};
   std::mutex close_mutex_;
   std::thread writer_;

@@ -357,6 +357,38 @@ TEST(TimelineSink, ExitWithoutShutdownWritesEverything) {
   EXPECT_EQ(nesting_violation(trace), "");
 }
 
+// A forked worker never writes its parent's trace; one that starts its own
+// sink writes a file of its own, under its pid, with only its regions.
+TEST(TimelineSink, ForkedChildWritesOnlyItsOwnTrace) {
+  CleanEnv env;
+  TempDir dir;
+  init(timeline_options(dir.path()));
+  work(10, 1);
+  const regiontrace::test::ChildResult child = regiontrace::test::run_in_child([&] {
+    init(timeline_options(dir.path()));
+    work(7, 0);
+    return 0;
+  });
+  work(10, 1);
+  shutdown();
+  ASSERT_TRUE(child.exited);
+  EXPECT_EQ(child.exit_code, 0);
+  const std::vector<std::string> files = regiontrace::test::list_files(dir.path(), "timeline_rank");
+  ASSERT_EQ(files.size(), 2u);
+  for (const std::string& f : files) {
+    const json trace = read_gzip_json(f);
+    const long pid = trace.at("regiontrace").at("pid").get<long>();
+    EXPECT_NE(f.find("_pid" + std::to_string(pid) + ".json.gz"), std::string::npos) << f;
+    const std::size_t spans = events(trace, "X").size();
+    if (pid == ::getpid()) {
+      EXPECT_EQ(spans, 40u) << f;
+    } else {
+      EXPECT_EQ(pid, child.pid);
+      EXPECT_EQ(spans, 7u) << f;
+    }
+  }
+}
+
 TEST(TimelineSink, SigtermLeavesAWholeTrace) {
   CleanEnv env;
   TempDir dir;

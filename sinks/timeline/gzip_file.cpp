@@ -25,7 +25,50 @@ GzipFile::GzipFile(std::string path) : file_(std::move(path)), deflate_(new Defl
   }
 }
 
-GzipFile::~GzipFile() = default;
+GzipFile::~GzipFile() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void GzipFile::compress_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [this] { return busy_ || stop_; });
+    if (!busy_) return;
+    lock.unlock();
+    std::string failure;
+    try {
+      compress(pending_);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    lock.lock();
+    if (!failure.empty() && error_.empty()) error_ = failure;
+    busy_ = false;
+    changed_.notify_all();
+  }
+}
+
+void GzipFile::wait_idle(std::unique_lock<std::mutex>& lock) {
+  changed_.wait(lock, [this] { return !busy_; });
+  if (!error_.empty()) throw std::runtime_error(error_);
+}
+
+void GzipFile::take(std::string& text) {
+  if (text.empty()) return;
+  if (!thread_.joinable()) thread_ = std::thread([this] { compress_loop(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  wait_idle(lock);
+  bytes_ += text.size();
+  pending_.swap(text);
+  text.clear();
+  busy_ = true;
+  changed_.notify_all();
+}
 
 void GzipFile::deflate_into_file(int flush) {
   z_stream& zs = deflate_->stream;
@@ -40,8 +83,7 @@ void GzipFile::deflate_into_file(int flush) {
   }
 }
 
-void GzipFile::write(std::string_view text) {
-  bytes_ += text.size();
+void GzipFile::compress(std::string_view text) {
   while (!text.empty()) {
     const std::size_t n = std::min<std::size_t>(text.size(), std::size_t{1} << 30);
     deflate_->stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
@@ -52,6 +94,10 @@ void GzipFile::write(std::string_view text) {
 }
 
 void GzipFile::commit() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    wait_idle(lock);
+  }
   if (!deflate_->ended) {
     deflate_->stream.next_in = nullptr;
     deflate_->stream.avail_in = 0;

@@ -121,8 +121,7 @@ class Emitter {
 
   TraceTotals finish() {
     text_ += "]}\n";
-    out_.write(text_);
-    text_.clear();
+    out_.take(text_);
     return totals_;
   }
 
@@ -143,8 +142,7 @@ class Emitter {
 
   void maybe_flush() {
     if (text_.size() < kFlushBytes) return;
-    out_.write(text_);
-    text_.clear();
+    out_.take(text_);
   }
 
   void thread_name(long tid, const std::string& name) {

@@ -109,8 +109,9 @@ void TimelineSink::on_mark(const MarkEvent& ev) {
   m.name_length = static_cast<std::uint32_t>(name);
   m.path_length = static_cast<std::uint32_t>(path);
   std::memcpy(p, &m, sizeof(m));
-  std::memcpy(p + sizeof(m), ev.name.data(), name);
-  std::memcpy(p + sizeof(m) + name, ev.path.data(), path);
+  // An empty view may hold a null pointer, which memcpy must not get.
+  if (name > 0) std::memcpy(p + sizeof(m), ev.name.data(), name);
+  if (path > 0) std::memcpy(p + sizeof(m) + name, ev.path.data(), path);
   s->used += static_cast<std::uint32_t>(size);
   s->chunk->used.store(s->used, std::memory_order_release);
 }

@@ -19,7 +19,7 @@ SinkSchema TimelineSettings::schema() {
                        "MiB of recorded events one run keeps at most (the writer's "
                        "temporary file; the .json.gz is smaller); later ones are dropped "
                        "and counted")
-          .range(1, 1048576),
+          .range(1, 1000000),
       KeySpec::string("span_prefix", "region::",
                       "region spans are named `<span_prefix><name>`, as the torch_profiler "
                       "sink names them"),

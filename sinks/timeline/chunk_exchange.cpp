@@ -1,5 +1,8 @@
 #include "chunk_exchange.hpp"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace regiontrace::timeline {
 
 Chunk* ChunkExchange::take_empty_locked(std::uint64_t slot) {
@@ -74,6 +77,17 @@ void ChunkExchange::close() {
 bool ChunkExchange::closed() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return closed_;
+}
+
+void ChunkExchange::release_spare() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!closed_) return;
+  const std::unordered_set<Chunk*> spare(free_.begin(), free_.end());
+  free_.clear();
+  full_.clear();  // written already, or abandoned with the writer
+  all_.erase(std::remove_if(all_.begin(), all_.end(),
+                            [&](const std::unique_ptr<Chunk>& c) { return spare.count(c.get()); }),
+             all_.end());
 }
 
 std::size_t ChunkExchange::made() const {

@@ -42,6 +42,9 @@ class ChunkExchange {
   bool closed() const;
 
   std::size_t made() const;
+  // After close() and once the writer is done: frees the chunks no thread
+  // holds (the ones threads hold stay: they may still write into them).
+  void release_spare();
 
  private:
   Chunk* take_empty_locked(std::uint64_t slot);

@@ -247,6 +247,10 @@ void TimelineSink::close() {
   } catch (const std::exception& e) {
     context_.error(std::string("cannot write the timeline: ") + e.what());
   }
+  // The sink outlives close() (late callbacks may come): give back the
+  // temporary file's disk and the chunks no thread holds now.
+  spill_.reset();
+  exchange_.release_spare();
   if (buffer_full + over_cap > 0) {
     context_.warn(
         std::to_string(buffer_full + over_cap) + " events were dropped: " +

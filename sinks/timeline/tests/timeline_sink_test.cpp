@@ -393,6 +393,31 @@ TEST(TimelineSink, ForkedChildWritesOnlyItsOwnTrace) {
   }
 }
 
+// Open descriptors of this process on the sink's (unlinked) temporary file.
+int open_spill_files() {
+  int n = 0;
+  for (const std::string& fd : regiontrace::test::list_files("/proc/self/fd")) {
+    char target[4096] = {0};
+    const ssize_t len = ::readlink(fd.c_str(), target, sizeof(target) - 1);
+    if (len > 0 && std::string(target).find(".timeline_spill_") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// The sink object outlives shutdown() (late callbacks may still come), so
+// close() itself gives the temporary file's disk back.
+TEST(TimelineSink, ShutdownReleasesTheTemporaryFile) {
+  CleanEnv env;
+  TempDir dir;
+  const int before = open_spill_files();
+  init(timeline_options(dir.path()));
+  work(10, 1);
+  EXPECT_EQ(open_spill_files(), before + 1);
+  shutdown();
+  EXPECT_EQ(open_spill_files(), before);
+  EXPECT_EQ(read_gzip_json(only_trace(dir.path())).at("timeline").at("recorded"), 20);
+}
+
 TEST(TimelineSink, SigtermLeavesAWholeTrace) {
   CleanEnv env;
   TempDir dir;

@@ -29,7 +29,8 @@ elif [ "$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 28)" -gt 28 ]; then
 fi
 
 # Sanitizers: the core alone (no libtorch, whose prebuilt libraries are not
-# instrumented), with the test plugins.
+# instrumented), with the test plugins, and the timeline sink (no libtorch
+# either: this is also its REGIONTRACE_WITH_TORCH=OFF build).
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 for sanitizer in address thread; do
   dir=build-$sanitizer
@@ -37,11 +38,11 @@ for sanitizer in address thread; do
     -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
     -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
   "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests \
-    regiontrace_core_internal_tests
+    regiontrace_core_internal_tests regiontrace_timeline_tests
   # A forked child starting its own sinks starts a thread: allowed, though
   # TSan cannot follow it.
   (cd "$dir" && TSAN_OPTIONS=die_after_fork=0 "${sanitized[@]}" \
-    ctest --output-on-failure -j"$(nproc)" --timeout 300 -L core -E out_of_tree)
+    ctest --output-on-failure -j"$(nproc)" --timeout 300 -L 'core|timeline' -E out_of_tree)
 done
 
 # The sinks, core/torch and the examples under ASan+UBSan, with libtorch:

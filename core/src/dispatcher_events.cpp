@@ -1,19 +1,18 @@
 // Dispatcher, event delivery: region begin/end, step, mark, snapshot and
 // tensor events. Each kind decides which sinks get it, then builds its event
 // with make_event (the shared fields) and delivers it.
-#include <time.h>
-
 #include "dispatcher.hpp"
 #include "event_builder.hpp"
 #include "region_registry.hpp"
+#include "regiontrace/sdk/clock.hpp"
 #include "thread_stack.hpp"
 
 namespace regiontrace::detail {
 
+// CLOCK_MONOTONIC nanoseconds from the SDK's TSC-based clock: a timed region
+// pair reads it twice, and clock_gettime costs ~23 ns here against ~10 ns.
 std::int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return sdk::clock::now_ns();
 }
 
 // Inlined into every caller: out of line it costs a routed region pair ~3 ns.

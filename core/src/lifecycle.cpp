@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "config/config_loader.hpp"
@@ -32,6 +33,17 @@ std::recursive_mutex& lifecycle_mutex() {
   return *m;
 }
 bool g_starting = false;
+
+// What start() wrote, kept to write it again at shutdown with the end pair
+// of clock readings.
+struct WrittenConfig {
+  EffectiveConfig config;
+  std::set<std::string> dirs;
+};
+WrittenConfig*& written_config() {
+  static WrittenConfig* w = nullptr;
+  return w;
+}
 
 // --- SIGINT/SIGTERM: the handler only writes a byte; a thread of ours does
 // the (not async-signal-safe) flushing, then lets the signal take its course.
@@ -132,6 +144,10 @@ void in_forked_child() {
     g_signals_installed = false;
   }
   g_signal_pipe[0] = g_signal_pipe[1] = -1;  // the watcher thread stayed in the parent
+  // The parent's file, not ours to rewrite. Freed, not dropped: memory no
+  // pointer reaches is a leak to LeakSanitizer.
+  delete written_config();
+  written_config() = nullptr;
 }
 
 void install_process_hooks() {
@@ -166,6 +182,32 @@ void write_effective_config(const EffectiveConfig& cfg, const std::set<std::stri
     // JSON (issue 13, defect 4).
     const std::string error = sdk::WholeFileWriter::write_file(path, json);
     if (!error.empty()) log(LogLevel::kWarn, "the effective configuration: " + error);
+  }
+}
+
+std::string rank_list_text(const std::vector<long long>& ranks) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) out << (i != 0 ? ", " : "") << ranks[i];
+  if (ranks.size() > 8) out << ", ... (" << ranks.size() << " ranks)";
+  return out.str();
+}
+
+// `ranks: [0, 8]` in a job of 4 is most likely a typo that leaves a sink
+// off everywhere it was meant to run. Said once per job (by rank 0), and only
+// where a launcher gave the size: a profile tried out in one process is no job.
+void warn_of_ranks_outside_the_job(const EffectiveConfig& cfg) {
+  if (cfg.rank.rank != 0 || cfg.rank.source == "default") return;
+  for (const SinkSettings& s : cfg.sinks) {
+    if (!s.enabled || s.plugin == nullptr) continue;
+    std::vector<long long> outside;
+    for (long long r : s.ranks) {
+      if (r >= cfg.rank.world_size) outside.push_back(r);
+    }
+    if (outside.empty()) continue;
+    log(LogLevel::kWarn, "sink `" + s.name + "`: " + s.ranks_origin + " names rank" +
+                             (outside.size() == 1 ? " " : "s ") + rank_list_text(outside) +
+                             ", outside this job of " + std::to_string(cfg.rank.world_size) +
+                             " ranks (0-" + std::to_string(cfg.rank.world_size - 1) + ")");
   }
 }
 
@@ -231,9 +273,12 @@ void start(const Options& options, bool explicit_init) {
   } reset;
   install_process_hooks();
 
+  // Read before anything slow, so the pair brackets the whole run.
+  const sdk::clock_sync::Pair clock_start = sdk::clock_sync::read();
   LoadMode mode;
   mode.create_output_dirs = false;  // made below, only for sinks that get built
-  const EffectiveConfig cfg = load_configuration(options, capture_environment(), mode);
+  EffectiveConfig cfg = load_configuration(options, capture_environment(), mode);
+  cfg.clock_start = clock_start;
   OutputFolders folders;
   set_log_level(cfg.log_level);
   RegionRegistry& registry = RegionRegistry::instance();
@@ -241,12 +286,14 @@ void start(const Options& options, bool explicit_init) {
 
   std::vector<std::string> errors;
   std::vector<std::unique_ptr<SinkSlot>> slots;
+  std::string other_ranks;  // sinks whose `ranks` leave this rank out
   for (const SinkSettings& s : cfg.sinks) {
     if (!s.enabled || s.plugin == nullptr) continue;
     if (!s.ranks.empty() &&
         std::find(s.ranks.begin(), s.ranks.end(), cfg.rank.rank) == s.ranks.end()) {
-      log(LogLevel::kDebug,
-          "sink `" + s.name + "` does not run on rank " + std::to_string(cfg.rank.rank));
+      // Never built: on this rank regions stay on the disabled fast path.
+      other_ranks += std::string(other_ranks.empty() ? "" : "; ") + "`" + s.name + "` runs on " +
+                     rank_list_text(s.ranks) + " (" + s.ranks_origin + ")";
       continue;
     }
     if (slots.size() == 64) {
@@ -295,6 +342,11 @@ void start(const Options& options, bool explicit_init) {
     for (const std::string& e : errors) msg += "\n  - " + e;
     throw ConfigurationError(msg, cfg.on_error);
   }
+  warn_of_ranks_outside_the_job(cfg);
+  if (!other_ranks.empty()) {
+    log(LogLevel::kInfo, "rank " + std::to_string(cfg.rank.rank) + " (" + cfg.rank.source +
+                             ") starts no sink that is limited to other ranks: " + other_ranks);
+  }
   const std::set<std::string> written = written_folders(cfg, slots);
   folders.remove_unused(written);
   if (slots.empty()) {
@@ -303,6 +355,8 @@ void start(const Options& options, bool explicit_init) {
     return;
   }
   write_effective_config(cfg, written);
+  delete written_config();
+  written_config() = new WrittenConfig{cfg, written};
   bool tensors = false;
   std::string names;
   for (const auto& slot : slots) {
@@ -326,9 +380,18 @@ void stop() {
     }
     return;
   }
+  const sdk::clock_sync::Pair clock_end = sdk::clock_sync::read();
   g_state.store(kStateOff);
   g_tensors_wanted.store(false);
   Dispatcher::instance().stop();
+  if (WrittenConfig* w = written_config()) {
+    // Again, now with the end pair: the file says when this rank's
+    // recording ended on both clocks.
+    w->config.clock_end = clock_end;
+    write_effective_config(w->config, w->dirs);
+    delete w;
+    written_config() = nullptr;
+  }
 }
 
 }  // namespace regiontrace::detail

@@ -8,6 +8,7 @@ namespace regiontrace::detail {
 namespace {
 
 bool read_int(const Environment& env, const char* name, int* out) {
+  if (name == nullptr) return false;
   auto it = env.find(name);
   if (it == env.end() || it->second.empty()) return false;
   int v = 0;
@@ -17,6 +18,30 @@ bool read_int(const Environment& env, const char* name, int* out) {
   *out = v;
   return true;
 }
+
+// One launcher's variables. Rank, local rank and size are taken from the
+// launcher that gave the rank: torchrun under Slurm sets both RANK and
+// SLURM_PROCID, and only torchrun's numbers describe the workers.
+struct Launcher {
+  const char* rank;
+  const char* local_rank;
+  const char* world_size;
+};
+
+// Most specific first: a launcher started inside another one's allocation
+// (mpirun or torchrun in an sbatch job) is the one that made this process.
+const Launcher kLaunchers[] = {
+    {"RANK", "LOCAL_RANK", "WORLD_SIZE"},                                            // torchrun
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},  // Open MPI
+    {"PMIX_RANK", nullptr, nullptr},                                                 // PMIx
+    {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},        // MPICH, Intel MPI
+    {"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"},  // srun
+};
+
+// torchrun's run id is "none" unless --rdzv_id or --standalone set it.
+const char* const kJobIds[] = {"SLURM_JOB_ID",   "OMPI_MCA_ess_base_jobid",
+                               "PMIX_NAMESPACE", "TORCHELASTIC_RUN_ID",
+                               "PBS_JOBID",      "LSB_JOBID"};
 
 }  // namespace
 
@@ -32,25 +57,33 @@ Environment capture_environment() {
 
 RankInfo rank_from_environment(const Environment& env) {
   RankInfo info;
-  static const char* const kRank[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-  static const char* const kLocal[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
-  static const char* const kWorld[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                       "SLURM_NTASKS"};
-  for (const char* name : kRank) {
-    if (read_int(env, name, &info.rank)) {
-      info.source = name;
+  const Launcher* from = nullptr;
+  for (const Launcher& l : kLaunchers) {
+    if (read_int(env, l.rank, &info.rank)) {
+      info.source = l.rank;
+      from = &l;
       break;
     }
   }
-  bool local = false;
-  for (const char* name : kLocal) {
-    if ((local = read_int(env, name, &info.local_rank))) break;
+  bool local = from != nullptr && read_int(env, from->local_rank, &info.local_rank);
+  for (const Launcher& l : kLaunchers) {
+    if (local) break;
+    local = read_int(env, l.local_rank, &info.local_rank);
   }
   if (!local) info.local_rank = info.rank;
-  for (const char* name : kWorld) {
-    if (read_int(env, name, &info.world_size)) break;
+  bool world = from != nullptr && read_int(env, from->world_size, &info.world_size);
+  for (const Launcher& l : kLaunchers) {
+    if (world) break;
+    world = read_int(env, l.world_size, &info.world_size);
   }
   if (info.world_size <= info.rank) info.world_size = info.rank + 1;
+  for (const char* name : kJobIds) {
+    auto it = env.find(name);
+    if (it == env.end() || it->second.empty() || it->second == "none") continue;
+    info.job_id = it->second;
+    info.job_id_source = name;
+    break;
+  }
   return info;
 }
 

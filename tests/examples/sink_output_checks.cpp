@@ -226,4 +226,37 @@ void check_nvtx_records(const std::string& record_dir, const ExampleShape& examp
   }
 }
 
+void check_region_stats_output(const std::string& dir, const ExampleShape& example) {
+  const std::vector<std::string> files = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "region_stats_rank0_pid") && ends_with(n, ".json");
+  });
+  ASSERT_EQ(files.size(), 1u) << "region_stats files in " << dir << ": " << join_words(files);
+  const json doc = read_json(files[0]);
+  const long long wall = doc.at("wall_ns").get<long long>();
+  std::map<std::string, long long> count_by_name;
+  std::map<std::string, const json*> top_level;
+  for (const json& r : doc.at("regions")) {
+    count_by_name[r.at("name").get<std::string>()] += r.at("count").get<long long>();
+    if (r.at("depth") == 0) top_level[r.at("path").get<std::string>()] = &r;
+    EXPECT_LE(r.at("min_ns").get<long long>(), r.at("p50_ns").get<long long>()) << r.dump();
+    EXPECT_LE(r.at("p50_ns").get<long long>(), r.at("max_ns").get<long long>()) << r.dump();
+    EXPECT_LE(r.at("self_ns").get<long long>(), r.at("total_ns").get<long long>()) << r.dump();
+  }
+  long long phases_total = 0;
+  for (const std::string& phase : example.phases) {
+    auto it = top_level.find(phase);
+    ASSERT_NE(it, top_level.end()) << phase << " has no top-level row in " << files[0];
+    EXPECT_GE(it->second->at("count").get<long long>(), 1) << phase;
+    phases_total += it->second->at("total_ns").get<long long>();
+  }
+  // The phases run one after another on the main thread.
+  EXPECT_LE(phases_total, wall);
+  EXPECT_GE(count_by_name[example.hot_region], 1) << example.hot_region;
+  for (const std::string& block : example.block_modules) {
+    EXPECT_GE(count_by_name[block], example.steps) << block;
+  }
+  EXPECT_EQ(doc.at("steps").at("steps_seen"), example.steps);
+  EXPECT_EQ(doc.at("steps").at("kept").size(), static_cast<std::size_t>(example.steps));
+}
+
 }  // namespace regiontrace::test

@@ -40,6 +40,9 @@ void check_activation_trace_output(const std::string& dir, const ExampleShape& e
                                    const std::vector<std::string>& stats);
 // Per-region memory records with cpu entry/exit/peak figures, and the summary.
 void check_memory_snapshot_output(const std::string& dir, const ExampleShape& example);
+// region_stats_rank0_pid*.json: every phase, the hot region and each block
+// counted, totals within the run's wall time, one step row per step.
+void check_region_stats_output(const std::string& dir, const ExampleShape& example);
 // The NVTX calls the recording injection saw: a range per region, step payloads.
 void check_nvtx_records(const std::string& record_dir, const ExampleShape& example,
                         const std::string& prefix);

@@ -77,8 +77,10 @@ int run_schema(const SchemaArgs& args) {
          "`domain: x`), by its environment variable, or with `regiontrace::Options::set(\"key\", "
          "\"value\")`. Precedence: defaults < profiles (`REGIONTRACE_CONFIG=a.yaml:b.yaml`, later "
          "wins; `include:` inside a profile comes first) < environment < program. Strings expand "
-         "`${rank}`, `${pid}`, `${env:NAME}` and (in sink keys) `${output_dir}`. Lists take a YAML "
-         "sequence or a comma list; integer lists take ranges (`10-19`).\n\n"
+         "`${rank}`, `${local_rank}`, `${world_size}`, `${job_id}` (the launcher's, see "
+         "[distributed.md](distributed.md)), `${pid}`, `${env:NAME}` and (in sink keys) "
+         "`${output_dir}`. Lists take a YAML sequence or a comma list; integer lists take ranges "
+         "(`10-19`) and ranges with a stride (`0-7:2` is 0, 2, 4, 6).\n\n"
          "## Core\n\n";
   table(out, "", "REGIONTRACE_", inspect::core_keys());
   out << "| `plugins.paths` | list | (empty) | `REGIONTRACE_PLUGIN_PATH` (`:`-separated) | "

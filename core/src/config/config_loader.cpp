@@ -80,8 +80,27 @@ class Validator {
             std::vector<std::string>& errors)
       : tree_(tree), out_(out), errors_(errors) {
     ctx_.rank = out.rank.rank;
+    ctx_.local_rank = out.rank.local_rank;
+    ctx_.world_size = out.rank.world_size;
+    ctx_.job_id = out.rank.job_id;
     ctx_.pid = out.pid;
     ctx_.env = &env;
+  }
+
+  // A rank filter's items as numbers; a negative one names no rank.
+  std::vector<long long> ranks_of(const std::vector<std::string>& items, const std::string& key) {
+    std::vector<long long> out;
+    for (const std::string& n : items) {
+      const long long r = std::stoll(n);
+      if (r < 0) {
+        errors_.push_back("`" + key + "` (" + tree_.source(key) + "): " + n +
+                          " is not a rank (ranks count from 0; valid: [0, 3], \"0-7:2\", "
+                          "\"0,4-5\")");
+        continue;
+      }
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    }
+    return out;
   }
 
   // Validates the keys of one map node against `schema`, records every value
@@ -136,6 +155,7 @@ class Validator {
     ctx_.output_dir = out_.output_dir;
     out_.regions = v["regions"];
     out_.catalogs = v["catalogs"];
+    out_.ranks = ranks_of(v["ranks"], "ranks");
     bool ok = true;
     out_.log_level = parse_log_level(v["log_level"].empty() ? "info" : v["log_level"][0], &ok);
     out_.handle_signals = v["handle_signals"].empty() || v["handle_signals"][0] == "true";
@@ -227,6 +247,9 @@ const SinkSchema& core_schema() {
                     "default region filter of every sink: names, short names or globs; "
                     "empty = all regions"),
       KeySpec::list("catalogs", "", "region catalog files (YAML) to load"),
+      KeySpec::int_list("ranks", "",
+                        "ranks on which sinks run, e.g. [0, 3] or \"0-7:2\"; other ranks start "
+                        "no sink; empty = all (a sink's own `ranks` wins)"),
       KeySpec::one_of("log_level", "info", {"debug", "info", "warn", "error", "off"},
                       "what regiontrace itself logs to stderr"),
       KeySpec::boolean("handle_signals", true,
@@ -246,7 +269,9 @@ const SinkSchema& common_sink_schema() {
       KeySpec::list("regions", "", "regions this sink sees (default: the top-level `regions`)")
           .no_default(),
       KeySpec::int_list("steps", "", "steps this sink sees, e.g. [2, 3] or 10-19; empty = all"),
-      KeySpec::int_list("ranks", "", "ranks this sink runs on; empty = all"),
+      KeySpec::int_list("ranks", "",
+                        "ranks this sink runs on, e.g. [0, 3] or \"0-7:2\" (default: the "
+                        "top-level `ranks`); empty = all"),
       KeySpec::path("output_dir", "", "where this sink writes (default: the top-level output_dir)")
           .no_default(),
   };
@@ -333,7 +358,21 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
                            ? "`" + prefix + ".regions` (" + tree.source(prefix + ".regions") + ")"
                            : "`regions` (" + tree.source("regions") + ")";
     for (const std::string& n : values["steps"]) s.steps.push_back(std::stoll(n));
-    for (const std::string& n : values["ranks"]) s.ranks.push_back(std::stoll(n));
+    if (tree.has(prefix + ".ranks")) {
+      s.ranks = v.ranks_of(values["ranks"], prefix + ".ranks");
+      s.ranks_origin = "`" + prefix + ".ranks` (" + tree.source(prefix + ".ranks") + ")";
+    } else {
+      s.ranks = out.ranks;
+      s.ranks_origin = "`ranks` (" + tree.source("ranks") + ")";
+      // Shown (check, the configuration file) as the ranks that apply, with
+      // where they came from, not as the sink's empty default.
+      for (EffectiveValue& ev : out.values) {
+        if (ev.key != prefix + ".ranks" || out.ranks.empty()) continue;
+        ev.items.clear();
+        for (long long r : out.ranks) ev.items.push_back(std::to_string(r));
+        ev.source = s.ranks_origin;
+      }
+    }
     s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
                            !values["output_dir"][0].empty()
                        ? values["output_dir"][0]
@@ -345,7 +384,8 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
     // output by them (the torch profiler writes one trace per run of steps).
     s.values["regions"] = s.regions;
     s.values["steps"] = values["steps"];
-    s.values["ranks"] = values["ranks"];
+    s.values["ranks"].clear();
+    for (long long r : s.ranks) s.values["ranks"].push_back(std::to_string(r));
     out.sinks.push_back(std::move(s));
   }
 

@@ -6,11 +6,13 @@
 #include "regiontrace/export.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../plugin_loader.hpp"
 #include "../rank_info.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/config_schema.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
 
@@ -34,7 +36,8 @@ struct SinkSettings {
   std::vector<std::string> regions;
   std::string regions_origin;  // "sinks.nvtx.regions (profile.yaml:7)"
   std::vector<long long> steps;
-  std::vector<long long> ranks;
+  std::vector<long long> ranks;  // empty: every rank
+  std::string ranks_origin;      // "`ranks` (env REGIONTRACE_RANKS)"
   std::string output_dir;
   std::map<std::string, std::vector<std::string>> values;  // the sink's own keys
 };
@@ -44,6 +47,7 @@ struct EffectiveConfig {
   std::string output_dir;
   std::vector<std::string> regions;
   std::vector<std::string> catalogs;
+  std::vector<long long> ranks;  // where sinks run unless their own `ranks` say otherwise
   std::vector<std::string> plugin_paths;
   LogLevel log_level = LogLevel::kInfo;
   bool handle_signals = true;
@@ -53,6 +57,11 @@ struct EffectiveConfig {
   std::vector<EffectiveValue> values;
   RankInfo rank;
   long pid = 0;
+  // (CLOCK_REALTIME, CLOCK_MONOTONIC) read when the sinks started and when
+  // they were shut down: `regiontrace merge` places ranks on one wall-clock
+  // axis with them. Unset until the run starts (regiontrace check).
+  std::optional<sdk::clock_sync::Pair> clock_start;
+  std::optional<sdk::clock_sync::Pair> clock_end;
 
   bool any_sink_enabled() const {
     for (const SinkSettings& s : sinks) {
@@ -62,8 +71,10 @@ struct EffectiveConfig {
   }
 };
 
-// The effective configuration as JSON: {"rank":..., "pid":..., "values":
-// {"key": {"value": ..., "source": "..."}}}.
+// The effective configuration as JSON: {"rank":..., "pid":..., "job_id":...,
+// "clockSync": {"start": {...}, "end": {...} or null while running},
+// "values": {"key": {"value": ..., "source": "..."}}}. clockSync only once
+// the run started.
 REGIONTRACE_INTERNAL std::string effective_config_json(const EffectiveConfig& config);
 // Plain text table, one key a line with its source (for `regiontrace check`).
 REGIONTRACE_INTERNAL std::string effective_config_text(const EffectiveConfig& config);

@@ -37,7 +37,20 @@ std::string effective_config_json(const EffectiveConfig& config) {
   std::string out = "{\n  \"rank\": " + std::to_string(config.rank.rank) +
                     ",\n  \"local_rank\": " + std::to_string(config.rank.local_rank) +
                     ",\n  \"world_size\": " + std::to_string(config.rank.world_size) +
-                    ",\n  \"pid\": " + std::to_string(config.pid) + ",\n  \"profiles\": [";
+                    ",\n  \"pid\": " + std::to_string(config.pid) + ",\n  \"job_id\": ";
+  json::append_escaped(out, config.rank.job_id);
+  if (config.clock_start) {
+    out += ",\n  \"clockSync\": {\"start\": ";
+    sdk::clock_sync::append_pair(out, *config.clock_start);
+    out += ", \"end\": ";
+    if (config.clock_end) {
+      sdk::clock_sync::append_pair(out, *config.clock_end);
+    } else {
+      out += "null";
+    }
+    out += '}';
+  }
+  out += ",\n  \"profiles\": [";
   for (std::size_t i = 0; i < config.profiles.size(); ++i) {
     if (i != 0) out += ", ";
     json::append_escaped(out, config.profiles[i]);

@@ -43,6 +43,39 @@ std::string range_text(const KeySpec& spec) {
          (std::isinf(spec.max) ? std::string("inf") : num(spec.max)) + "]";
 }
 
+// One item of an integer list: N, A-B or A-B:S. Returns why it is not one.
+std::string expand_int_item(const std::string& v, std::vector<long long>* out) {
+  long long a = 0;
+  long long b = 0;
+  long long stride = 1;
+  const auto dash = v.find('-', 1);
+  if (dash == std::string::npos) {
+    if (parse_int(v, &a)) {
+      out->push_back(a);
+      return {};
+    }
+    return "`" + v + "` is not an integer or a range like 2-5";
+  }
+  const auto colon = v.find(':', dash);
+  const std::string end_text =
+      v.substr(dash + 1, colon == std::string::npos ? std::string::npos : colon - dash - 1);
+  if (!parse_int(v.substr(0, dash), &a) || !parse_int(end_text, &b) ||
+      (colon != std::string::npos && !parse_int(v.substr(colon + 1), &stride))) {
+    return "`" + v + "` is not an integer or a range like 2-5";
+  }
+  if (stride < 1) return "range `" + v + "` has a stride below 1";
+  // Unsigned: b - a of two far-apart numbers overflows a long long.
+  const unsigned long long span =
+      static_cast<unsigned long long>(b) - static_cast<unsigned long long>(a);
+  if (b < a || span > 1000000) {
+    return "range `" + v + "` must go upwards and span at most 1000000 values";
+  }
+  for (unsigned long long k = 0; k <= span / static_cast<unsigned long long>(stride); ++k) {
+    out->push_back(a + static_cast<long long>(k * static_cast<unsigned long long>(stride)));
+  }
+  return {};
+}
+
 }  // namespace
 
 bool parse_bool(const std::string& text, bool* out) {
@@ -80,6 +113,12 @@ std::optional<std::string> expand_placeholders(const std::string& text, const st
     const std::string name = text.substr(open + 2, close - open - 2);
     if (name == "rank") {
       out += std::to_string(ctx.rank);
+    } else if (name == "local_rank") {
+      out += std::to_string(ctx.local_rank);
+    } else if (name == "world_size") {
+      out += std::to_string(ctx.world_size);
+    } else if (name == "job_id") {
+      out += ctx.job_id;
     } else if (name == "pid") {
       out += std::to_string(ctx.pid);
     } else if (name == "output_dir" && !ctx.output_dir.empty()) {
@@ -93,9 +132,10 @@ std::optional<std::string> expand_placeholders(const std::string& text, const st
       }
       out += it->second;
     } else {
-      errors->push_back(where(key, source) + ": unknown placeholder `${" + name +
-                        "}` (valid: ${rank}, ${pid}, ${env:NAME}" +
-                        (ctx.output_dir.empty() ? std::string(")") : ", ${output_dir})"));
+      errors->push_back(
+          where(key, source) + ": unknown placeholder `${" + name +
+          "}` (valid: ${rank}, ${local_rank}, ${world_size}, ${job_id}, ${pid}, ${env:NAME}" +
+          (ctx.output_dir.empty() ? std::string(")") : ", ${output_dir})"));
       return std::nullopt;
     }
     i = close + 1;
@@ -197,22 +237,13 @@ std::optional<std::vector<std::string>> normalize_value(
         }
         break;
       case KeyType::kIntList: {
-        long long a = 0;
-        long long b = 0;
-        const auto dash = v.find('-', 1);
-        if (dash != std::string::npos && parse_int(v.substr(0, dash), &a) &&
-            parse_int(v.substr(dash + 1), &b)) {
-          if (b < a || b - a > 1000000) {
-            errors->push_back(where(key, source) + ": range `" + v +
-                              "` must go upwards and span at most 1000000 values");
-          } else {
-            for (long long n = a; n <= b; ++n) out.push_back(std::to_string(n));
-          }
-        } else if (parse_int(v, &a)) {
-          out.push_back(std::to_string(a));
+        std::vector<long long> expanded;
+        if (const std::string why = expand_int_item(v, &expanded); !why.empty()) {
+          errors->push_back(where(key, source) + ": " + why +
+                            " (valid items: 3, 2-5, 0-7:2 for every second one; a YAML list or "
+                            "a comma list such as `0,3,8-15:4`)");
         } else {
-          errors->push_back(where(key, source) + ": `" + v +
-                            "` is not an integer or a range like 2-5");
+          for (long long n : expanded) out.push_back(std::to_string(n));
         }
         break;
       }

@@ -15,6 +15,9 @@ namespace regiontrace::detail {
 
 struct ExpansionContext {
   int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  std::string job_id = "local";
   long pid = 0;
   std::string output_dir;  // empty while output_dir itself is expanded
   const Environment* env = nullptr;

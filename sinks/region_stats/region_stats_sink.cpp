@@ -1,0 +1,129 @@
+#include "region_stats_sink.hpp"
+
+#include <prometheus/exposer.h>
+
+#include <cmath>
+#include <iostream>
+#include <stdexcept>
+
+#include "regiontrace/sdk/whole_file_writer.hpp"
+#include "stats_json.hpp"
+#include "stats_table.hpp"
+
+namespace regiontrace::region_stats {
+namespace {
+
+std::vector<std::int64_t> bounds_in_ns(const std::vector<double>& seconds) {
+  std::vector<std::int64_t> out;
+  for (double s : seconds) out.push_back(static_cast<std::int64_t>(std::llround(s * 1e9)));
+  return out;
+}
+
+}  // namespace
+
+RegionStatsSink::RegionStatsSink(const SinkContext& ctx)
+    : ctx_(ctx),
+      settings_(RegionStatsSettings::from(ctx)),
+      start_pair_(sdk::clock_sync::read()),
+      start_ns_(ctx.now_ns() != 0 ? ctx.now_ns() : start_pair_.monotonic_ns),
+      threads_(bounds_in_ns(settings_.prometheus_buckets),
+               static_cast<std::size_t>(settings_.max_steps)) {
+  if (!settings_.prometheus_listen.empty() || !settings_.prometheus_textfile.empty()) {
+    collectable_ = std::make_shared<CallbackCollectable>([this] { return collect(); });
+  }
+  if (!settings_.prometheus_listen.empty()) {
+    try {
+      exposer_ = std::make_unique<prometheus::Exposer>(settings_.prometheus_listen, 2);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(
+          "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen + "` (" +
+          e.what() +
+          "): the port is in use or the address is not one of this host's; give a free "
+          "host:port such as 127.0.0.1:9464, or leave prometheus_listen empty");
+    }
+    exposer_->RegisterCollectable(collectable_);
+    ctx_.info("serving Prometheus metrics on http://" + settings_.prometheus_listen + "/metrics");
+  }
+  if (!settings_.prometheus_textfile.empty()) {
+    try {
+      textfile_ = std::make_unique<TextfileExporter>(
+          settings_.prometheus_textfile, settings_.prometheus_textfile_interval_s,
+          [this] { return exposition_text(collect()); },
+          [this](const std::string& error) { ctx_.warn("prometheus_textfile: " + error); });
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("prometheus_textfile: ") + e.what());
+    }
+  }
+}
+
+RegionStatsSink::~RegionStatsSink() = default;
+
+std::vector<prometheus::MetricFamily> RegionStatsSink::collect() const {
+  return metric_families(merge_by_path(threads_.snapshot()), settings_.prometheus_buckets,
+                         ctx_.rank());
+}
+
+void RegionStatsSink::on_step(const StepEvent& e) {
+  if (closed_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(steps_mutex_);
+  ++steps_seen_;
+  if (settings_.max_steps == 0) return;
+  if (!step_spans_.empty() && step_spans_.back().end_ns == 0) step_spans_.back().end_ns = e.time_ns;
+  step_spans_.push_back({e.step, e.time_ns, 0});
+  while (step_spans_.size() > static_cast<std::size_t>(settings_.max_steps)) {
+    step_spans_.pop_front();
+  }
+}
+
+void RegionStatsSink::close() {
+  std::lock_guard<std::mutex> lock(close_mutex_);
+  if (closed_.exchange(true)) return;
+  // The last values reach the textfile; the endpoint goes before the report
+  // so no scrape races the end of the process.
+  if (textfile_) textfile_->stop();
+  exposer_.reset();
+  write_outputs();
+}
+
+void RegionStatsSink::write_outputs() {
+  const sdk::clock_sync::Pair end_pair = sdk::clock_sync::read();
+  const std::int64_t end_ns = ctx_.now_ns() != 0 ? ctx_.now_ns() : end_pair.monotonic_ns;
+  StatsReport report = build_report(threads_.snapshot());
+  report.rank = ctx_.rank();
+  report.pid = ctx_.pid();
+  report.wall_ns = end_ns - start_ns_;
+  report.max_steps = static_cast<std::size_t>(settings_.max_steps);
+  {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    report.steps_seen = steps_seen_;
+    report.step_spans.assign(step_spans_.begin(), step_spans_.end());
+  }
+  // The last step runs to the end of recording, as step spans do in traces.
+  if (!report.step_spans.empty() && report.step_spans.back().end_ns == 0) {
+    report.step_spans.back().end_ns = end_ns;
+  }
+  const std::string table = stats_table(report, settings_.table_paths);
+  if (settings_.table == TableTarget::kStderr) {
+    std::cerr << table << std::flush;
+  } else if (settings_.table == TableTarget::kFile) {
+    const std::string error =
+        sdk::WholeFileWriter::write_file(ctx_.output_path("region_stats", "txt"), table);
+    if (!error.empty()) ctx_.error(error);
+  }
+  if (settings_.json) {
+    JsonExtras extras;
+    extras.context = &ctx_;
+    extras.start = start_pair_;
+    extras.end = end_pair;
+    extras.prometheus_listen = settings_.prometheus_listen;
+    extras.prometheus_textfile = settings_.prometheus_textfile;
+    extras.prometheus_buckets = settings_.prometheus_buckets;
+    const std::string error = sdk::WholeFileWriter::write_file(
+        ctx_.output_path("region_stats", "json"), stats_json(report, extras));
+    if (!error.empty()) ctx_.error(error);
+  }
+}
+
+}  // namespace regiontrace::region_stats
+
+REGIONTRACE_SINK_PLUGIN(regiontrace::region_stats::RegionStatsSink, "region_stats")

@@ -1,0 +1,213 @@
+// The live metrics: the endpoint scraped over a real socket on 127.0.0.1,
+// the node_exporter textfile, and the errors for addresses it cannot use.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "regiontrace/inspect.hpp"
+#include "stats_test_support.hpp"
+#include "test_support.hpp"
+
+namespace regiontrace::region_stats::test {
+namespace {
+
+using regiontrace::test::CleanEnv;
+using regiontrace::test::TempDir;
+
+void sleep_ms(double ms) {
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+}
+
+const std::string kDuration = "regiontrace_region_duration_seconds";
+
+TEST(RegionStatsPrometheus, TheEndpointServesHistogramCountsOfTheRegionsRun) {
+  CleanEnv env;
+  TempDir dir;
+  const int port = free_port();
+  init(stats_options(dir.path(), {{"prometheus_listen", "127.0.0.1:" + std::to_string(port)},
+                                  {"prometheus_buckets", "0.001,0.5,100"}}));
+  for (int i = 0; i < 5; ++i) {
+    RT_REGION("scraped");
+    sleep_ms(2);
+    RT_REGION("quick");
+  }
+  const std::optional<HttpResponse> r = http_get(port, "/metrics");
+  ASSERT_TRUE(r.has_value()) << "nothing listens on 127.0.0.1:" << port;
+  EXPECT_EQ(r->status, 200);
+  const std::vector<Sample> samples = parse_exposition(r->body);
+  const std::map<std::string, std::string> scraped = {
+      {"region", "scraped"}, {"path", "scraped"}, {"rank", "0"}};
+  EXPECT_EQ(sample_value(samples, kDuration + "_count", scraped), 5) << r->body;
+  EXPECT_EQ(sample_value(samples, "regiontrace_region_calls_total", scraped), 5);
+  // Each region slept 2 ms: none in the 1 ms bucket, all by 0.5 s (cumulative).
+  auto bucket = [&](const std::string& le, const std::map<std::string, std::string>& l) {
+    std::map<std::string, std::string> with = l;
+    with["le"] = le;
+    return sample_value(samples, kDuration + "_bucket", with);
+  };
+  EXPECT_EQ(bucket("0.001", scraped), 0) << r->body;
+  EXPECT_EQ(bucket("0.5", scraped), 5);
+  EXPECT_EQ(bucket("100", scraped), 5);
+  EXPECT_EQ(bucket("+Inf", scraped), 5);
+  const double sum = sample_value(samples, kDuration + "_sum", scraped).value_or(0);
+  EXPECT_GE(sum, 5 * 0.002);
+  EXPECT_LT(sum, 0.5 * 5);
+  const std::map<std::string, std::string> quick = {
+      {"region", "quick"}, {"path", "scraped/quick"}, {"rank", "0"}};
+  EXPECT_EQ(sample_value(samples, kDuration + "_count", quick), 5);
+  EXPECT_EQ(bucket("0.001", quick), 5);
+  // Self time of the parent excludes the child.
+  EXPECT_LE(sample_value(samples, "regiontrace_region_self_seconds_total", scraped).value_or(1),
+            sum);
+
+  // Live: more regions show in the next scrape.
+  { RT_REGION("scraped"); }
+  const std::optional<HttpResponse> again = http_get(port, "/metrics");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(sample_value(parse_exposition(again->body), kDuration + "_count", scraped), 6);
+  shutdown();
+  // The endpoint goes with the sink.
+  EXPECT_FALSE(http_get(port, "/metrics").has_value());
+  EXPECT_EQ(read_stats_json(dir.path()).at("prometheus").at("listen"),
+            "127.0.0.1:" + std::to_string(port));
+}
+
+TEST(RegionStatsPrometheus, TheTextfileIsRewrittenWhileRunningAndAtShutdown) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string prom = dir.file("metrics/regiontrace.prom");
+  std::filesystem::create_directories(dir.file("metrics"));
+  init(stats_options(dir.path(), {{"prometheus_textfile", prom},
+                                  {"prometheus_textfile_interval_s", "0.05"},
+                                  {"prometheus_buckets", "0.001,1"}}));
+  const std::map<std::string, std::string> labels = {
+      {"region", "textfile"}, {"path", "textfile"}, {"rank", "0"}};
+  // Written at start, before any region ended: the families with no samples.
+  EXPECT_TRUE(std::filesystem::exists(prom));
+  for (int i = 0; i < 3; ++i) {
+    RT_REGION("textfile");
+    sleep_ms(1.5);
+  }
+  // The writer thread rewrites it on its interval; wait for one rewrite.
+  std::optional<double> seen;
+  for (int i = 0; i < 400 && seen != 3.0; ++i) {
+    sleep_ms(10);
+    seen = sample_value(parse_exposition(regiontrace::test::read_file(prom)), kDuration + "_count",
+                        labels);
+  }
+  EXPECT_EQ(seen, 3.0);
+  { RT_REGION("textfile"); }
+  shutdown();
+  const std::string text = regiontrace::test::read_file(prom);
+  const std::vector<Sample> samples = parse_exposition(text);
+  EXPECT_EQ(sample_value(samples, kDuration + "_count", labels), 4) << text;
+  std::map<std::string, std::string> le = labels;
+  le["le"] = "0.001";
+  EXPECT_EQ(sample_value(samples, kDuration + "_bucket", le), 1) << text;  // the empty region
+  EXPECT_NE(text.find("# TYPE regiontrace_region_duration_seconds histogram"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE regiontrace_region_calls_total counter"), std::string::npos);
+  // Only the final file is left: the temporary files were renamed over it.
+  EXPECT_EQ(regiontrace::test::list_files(dir.file("metrics")).size(), 1u);
+}
+
+TEST(RegionStatsPrometheus, AMalformedListenAddressStopsStartUpNamingKeyAndValue) {
+  CleanEnv env;
+  TempDir dir;
+  try {
+    init(stats_options(dir.path(), {{"prometheus_listen", "127.0.0.1:99999"}}));
+    ADD_FAILURE() << "init accepted port 99999";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("prometheus_listen"), std::string::npos) << what;
+    EXPECT_NE(what.find("127.0.0.1:99999"), std::string::npos) << what;
+    EXPECT_NE(what.find("1-65535"), std::string::npos) << what;
+  }
+  shutdown();
+  // `regiontrace check` refuses it the same way, before any run.
+  inspect::LoadRequest request;
+  request.environment = {{"REGIONTRACE_SINKS", "region_stats"},
+                         {"REGIONTRACE_PLUGIN_PATH", regiontrace::test::builtin_plugin_dir()},
+                         {"REGIONTRACE_OUTPUT_DIR", dir.path()},
+                         {"REGIONTRACE_REGION_STATS_PROMETHEUS_LISTEN", "localhost"}};
+  const inspect::LoadResult result = inspect::load_configuration(request);
+  ASSERT_FALSE(result.ok());
+  bool named = false;
+  for (const std::string& e : result.errors) {
+    if (e.find("prometheus_listen") != std::string::npos &&
+        e.find("localhost") != std::string::npos)
+      named = true;
+  }
+  EXPECT_TRUE(named) << result.errors.front();
+}
+
+TEST(RegionStatsPrometheus, AnAddressInUseStopsStartUpNamingKeyAndValue) {
+  CleanEnv env;
+  TempDir dir;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string address = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  try {
+    init(stats_options(dir.path(), {{"prometheus_listen", address}}));
+    ADD_FAILURE() << "init served on " << address << ", which is in use";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("prometheus_listen"), std::string::npos) << what;
+    EXPECT_NE(what.find(address), std::string::npos) << what;
+    EXPECT_NE(what.find("in use"), std::string::npos) << what;
+  }
+  shutdown();
+  ::close(fd);
+}
+
+TEST(RegionStatsPrometheus, AnUnwritableTextfileStopsStartUp) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string prom = dir.file("no/such/folder/x.prom");
+  try {
+    init(stats_options(dir.path(), {{"prometheus_textfile", prom}}));
+    ADD_FAILURE() << "init accepted " << prom;
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("prometheus_textfile"), std::string::npos) << what;
+    EXPECT_NE(what.find(prom), std::string::npos) << what;
+  }
+  shutdown();
+}
+
+}  // namespace
+}  // namespace regiontrace::region_stats::test
+
+namespace regiontrace::region_stats::test {
+namespace {
+
+TEST(RegionStatsProfile, TheShippedProfileValidates) {
+  CleanEnv env;
+  TempDir dir;
+  inspect::LoadRequest request;
+  request.profiles = {regiontrace::test::source_dir() + "/config/profiles/stats.yaml"};
+  request.environment = {{"REGIONTRACE_PLUGIN_PATH", regiontrace::test::builtin_plugin_dir()},
+                         {"REGIONTRACE_OUTPUT_DIR", dir.path()}};
+  const inspect::LoadResult result = inspect::load_configuration(request);
+  for (const std::string& e : result.errors) ADD_FAILURE() << e;
+  bool runs = false;
+  for (const inspect::SinkView& s : result.configuration.sinks) {
+    if (s.name == "region_stats") runs = s.runs_on_this_rank;
+  }
+  EXPECT_TRUE(runs);
+}
+
+}  // namespace
+}  // namespace regiontrace::region_stats::test

@@ -1,0 +1,132 @@
+#include "stats_test_support.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace regiontrace::region_stats::test {
+
+Options stats_options(const std::string& dir, const std::map<std::string, std::string>& values) {
+  Options o;
+  o.read_environment = false;
+  o.set("plugins.paths", regiontrace::test::builtin_plugin_dir());
+  o.set("output_dir", dir);
+  o.set("log_level", "warn");
+  o.set("handle_signals", "false");
+  o.set("sinks.region_stats.enabled", "true");
+  o.set("sinks.region_stats.table", "off");
+  for (const auto& [k, v] : values) o.set("sinks.region_stats." + k, v);
+  return o;
+}
+
+json read_stats_json(const std::string& dir) {
+  const std::string path = dir + "/region_stats_rank0_pid" + std::to_string(::getpid()) + ".json";
+  return regiontrace::test::read_json(path);
+}
+
+const json* region(const json& regions, const std::string& path) {
+  for (const json& r : regions) {
+    if (r.at("path") == path) return &r;
+  }
+  return nullptr;
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::optional<HttpResponse> http_get(int port, const std::string& target) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return std::nullopt;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    ::close(fd);
+    return std::nullopt;
+  }
+  const std::string request =
+      "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ::send(fd, request.data(), request.size(), 0);
+  std::string raw;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    raw.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  HttpResponse r;
+  if (raw.rfind("HTTP/", 0) != 0) return r;
+  r.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
+  const auto body = raw.find("\r\n\r\n");
+  if (body != std::string::npos) r.body = raw.substr(body + 4);
+  return r;
+}
+
+std::vector<Sample> parse_exposition(const std::string& text) {
+  std::vector<Sample> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    Sample s;
+    std::size_t i = line.find_first_of("{ ");
+    s.name = line.substr(0, i);
+    if (i != std::string::npos && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        const std::size_t eq = line.find('=', i);
+        const std::string key = line.substr(i, eq - i);
+        std::size_t j = eq + 2;  // past ="
+        std::string value;
+        while (j < line.size() && line[j] != '"') {
+          if (line[j] == '\\' && j + 1 < line.size()) ++j;
+          value += line[j++];
+        }
+        s.labels[key] = value;
+        i = j + 1;
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      ++i;  // past }
+    }
+    const std::string rest = line.substr(i);
+    const std::string number = rest.substr(rest.find_first_not_of(' '));
+    s.value = number.rfind("+Inf", 0) == 0 ? 1.0 / 0.0 : std::strtod(number.c_str(), nullptr);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<double> sample_value(const std::vector<Sample>& samples, const std::string& name,
+                                   const std::map<std::string, std::string>& labels) {
+  for (const Sample& s : samples) {
+    if (s.name != name) continue;
+    bool all = true;
+    for (const auto& [k, v] : labels) {
+      auto it = s.labels.find(k);
+      if (it == s.labels.end() || it->second != v) all = false;
+    }
+    if (all) return s.value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace regiontrace::region_stats::test

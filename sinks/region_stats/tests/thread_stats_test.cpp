@@ -1,0 +1,183 @@
+// ThreadStats fed with events whose times are chosen, so self time, nesting
+// and per-step rows are checked to the nanosecond.
+#include "thread_stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include "path_summary.hpp"
+#include "stats_report.hpp"
+#include "stats_table.hpp"
+
+namespace regiontrace::region_stats {
+namespace {
+
+struct Feeder {
+  ThreadStats& stats;
+  std::int64_t step = kNoStep;
+  void begin(RegionId id, const std::string& name, const std::string& path, int depth,
+             std::int64_t t) {
+    RegionEvent e;
+    e.id = id;
+    e.name = name;
+    e.path = path;
+    e.depth = depth;
+    e.step = step;
+    e.time_ns = t;
+    stats.begin(e);
+  }
+  void end(RegionId id, const std::string& name, const std::string& path, int depth,
+           std::int64_t begin_t, std::int64_t t) {
+    RegionEvent e;
+    e.id = id;
+    e.name = name;
+    e.path = path;
+    e.depth = depth;
+    e.step = step;
+    e.time_ns = t;
+    e.begin_time_ns = begin_t;
+    stats.end(e);
+  }
+};
+
+const PathRecord* find(const std::vector<PathRecord>& v, const std::string& path) {
+  for (const PathRecord& r : v) {
+    if (r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+TEST(ThreadStats, SelfTimeIsTotalMinusSelectedChildren) {
+  ThreadStats s(1, {1000, 100000}, 10);
+  Feeder f{s};
+  // outer [0, 10000): inner [1000, 3000) and [4000, 7000), leaf in the second.
+  f.begin(1, "outer", "outer", 0, 1);
+  f.begin(2, "inner", "outer/inner", 1, 1000);
+  f.end(2, "inner", "outer/inner", 1, 1000, 3000);
+  f.begin(2, "inner", "outer/inner", 1, 4000);
+  f.begin(3, "leaf", "outer/inner/leaf", 2, 5000);
+  f.end(3, "leaf", "outer/inner/leaf", 2, 5000, 5500);
+  f.end(2, "inner", "outer/inner", 1, 4000, 7000);
+  f.end(1, "outer", "outer", 0, 1, 10001);
+  const std::vector<PathRecord> r = s.snapshot();
+  ASSERT_EQ(r.size(), 3u);
+  const PathRecord* outer = find(r, "outer");
+  const PathRecord* inner = find(r, "outer/inner");
+  const PathRecord* leaf = find(r, "outer/inner/leaf");
+  ASSERT_TRUE(outer && inner && leaf);
+  EXPECT_EQ(outer->totals.count, 1u);
+  EXPECT_EQ(outer->totals.total_ns, 10000);
+  EXPECT_EQ(outer->totals.self_ns, 10000 - 5000);
+  EXPECT_EQ(inner->totals.count, 2u);
+  EXPECT_EQ(inner->totals.total_ns, 5000);
+  EXPECT_EQ(inner->totals.self_ns, 5000 - 500);
+  EXPECT_EQ(inner->totals.min_ns, 2000);
+  EXPECT_EQ(inner->totals.max_ns, 3000);
+  EXPECT_EQ(leaf->totals.self_ns, 500);
+  EXPECT_EQ(leaf->depth, 2);
+  // Prometheus bounds 1 us and 100 us: leaf <= 1 us, the rest in the second.
+  EXPECT_EQ(leaf->bound_counts, (std::vector<std::uint64_t>{1, 0, 0}));
+  EXPECT_EQ(inner->bound_counts, (std::vector<std::uint64_t>{0, 2, 0}));
+}
+
+TEST(ThreadStats, PathsThroughUnselectedRegionsStayApart) {
+  ThreadStats s(1, {}, 0);
+  Feeder f{s};
+  // `x` and `y` are not selected: the sink sees `a` and `c` only.
+  f.begin(1, "a", "a", 0, 10);
+  f.begin(3, "c", "a/x/c", 2, 20);
+  f.end(3, "c", "a/x/c", 2, 20, 30);
+  f.begin(3, "c", "a/y/c", 2, 40);
+  f.end(3, "c", "a/y/c", 2, 40, 70);
+  f.end(1, "a", "a", 0, 10, 100);
+  const std::vector<PathRecord> r = s.snapshot();
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(find(r, "a/x/c")->totals.total_ns, 10);
+  EXPECT_EQ(find(r, "a/y/c")->totals.total_ns, 30);
+  EXPECT_EQ(find(r, "a")->totals.self_ns, 90 - 40);
+}
+
+TEST(ThreadStats, PerStepRowsKeepTheLastMaxSteps) {
+  ThreadStats s(1, {}, 3);
+  Feeder f{s};
+  std::int64_t t = 100;
+  for (std::int64_t step = 0; step < 5; ++step) {
+    f.step = step;
+    for (int i = 0; i <= step; ++i) {
+      f.begin(1, "work", "work", 0, t);
+      f.end(1, "work", "work", 0, t, t + 10 * (step + 1));
+      t += 1000;
+    }
+  }
+  const std::vector<PathRecord> r = s.snapshot();
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_EQ(r[0].steps.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::int64_t step = static_cast<std::int64_t>(i) + 2;
+    EXPECT_EQ(r[0].steps[i].step, step);
+    EXPECT_EQ(r[0].steps[i].totals.count, static_cast<std::uint64_t>(step + 1));
+    EXPECT_EQ(r[0].steps[i].totals.total_ns, (step + 1) * 10 * (step + 1));
+  }
+  EXPECT_EQ(r[0].totals.count, 15u);
+}
+
+TEST(PathSummary, MergesThreadsAndSortsByTotal) {
+  ThreadStats a(1, {}, 0);
+  ThreadStats b(2, {}, 0);
+  Feeder fa{a};
+  Feeder fb{b};
+  fa.begin(1, "x", "x", 0, 10);
+  fa.end(1, "x", "x", 0, 10, 110);
+  fb.begin(1, "x", "x", 0, 10);
+  fb.end(1, "x", "x", 0, 10, 310);
+  fb.begin(2, "y", "y", 0, 400);
+  fb.end(2, "y", "y", 0, 400, 450);
+  std::vector<PathRecord> all = a.snapshot();
+  for (PathRecord& r : b.snapshot()) all.push_back(std::move(r));
+  const StatsReport report = build_report(all);
+  ASSERT_EQ(report.regions.size(), 2u);
+  EXPECT_EQ(report.regions[0].path, "x");
+  EXPECT_EQ(report.regions[0].threads, 2u);
+  EXPECT_EQ(report.regions[0].totals.count, 2u);
+  EXPECT_EQ(report.regions[0].totals.total_ns, 400);
+  EXPECT_EQ(report.regions[0].totals.min_ns, 100);
+  EXPECT_EQ(report.regions[0].totals.max_ns, 300);
+  EXPECT_EQ(report.regions[1].path, "y");
+  ASSERT_EQ(report.threads.size(), 2u);
+  EXPECT_EQ(report.threads.at(2).size(), 2u);
+}
+
+TEST(StatsTable, IndentsChildrenUnderParentsOrPrintsFullPaths) {
+  ThreadStats s(1, {}, 0);
+  Feeder f{s};
+  f.begin(1, "outer", "outer", 0, 1);
+  f.begin(2, "inner", "outer/inner", 1, 10);
+  f.end(2, "inner", "outer/inner", 1, 10, 2010);
+  f.end(1, "outer", "outer", 0, 1, 5001);
+  f.begin(3, "alone", "gone/alone", 1, 6000);
+  f.end(3, "alone", "gone/alone", 1, 6000, 6100);
+  StatsReport report = build_report(s.snapshot());
+  report.wall_ns = 7000;
+  const std::string indented = stats_table(report, TablePaths::kIndented);
+  EXPECT_NE(indented.find("region"), std::string::npos);
+  for (const char* column : {"count", "total", "self", "mean", "min", "max", "p50", "p90", "p99"}) {
+    EXPECT_NE(indented.find(column), std::string::npos) << column;
+  }
+  const auto outer = indented.find("\n  outer ");
+  const auto inner = indented.find("\n    inner ");
+  // A path whose parent was not selected is shown in full, as a root.
+  const auto alone = indented.find("\n  gone/alone ");
+  ASSERT_NE(outer, std::string::npos) << indented;
+  ASSERT_NE(inner, std::string::npos) << indented;
+  ASSERT_NE(alone, std::string::npos) << indented;
+  EXPECT_LT(outer, inner);
+  EXPECT_NE(indented.find("5.00 us"), std::string::npos) << indented;  // outer total
+  EXPECT_NE(indented.find("3.00 us"), std::string::npos) << indented;  // outer self
+  const std::string full = stats_table(report, TablePaths::kFull);
+  EXPECT_NE(full.find("\n  outer/inner "), std::string::npos) << full;
+  EXPECT_EQ(format_duration(812), "812 ns");
+  EXPECT_EQ(format_duration(2050000), "2.05 ms");
+  EXPECT_EQ(format_duration(1234000000), "1.234 s");
+}
+
+}  // namespace
+}  // namespace regiontrace::region_stats

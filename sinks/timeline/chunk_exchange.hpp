@@ -1,0 +1,62 @@
+// Where application threads trade a full chunk for an empty one, and where
+// the writer thread picks up full ones and gives them back empty. One short
+// critical section per 64 KiB chunk (2048 regions); the recording itself
+// takes no lock. Memory is bounded: at most `capacity` chunks ever exist,
+// made on demand; when none is free the caller drops and counts.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "timeline_records.hpp"
+
+namespace regiontrace::timeline {
+
+class ChunkExchange {
+ public:
+  explicit ChunkExchange(std::size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+
+  // Application thread: hands `current` (when it holds records) to the
+  // writer and puts an empty chunk in its place, or null when none is free
+  // (the caller drops until one is). Closed: changes nothing, returns false.
+  // `current` is only changed under the lock, so close() reads every
+  // thread's chunk safely once it has closed the exchange.
+  bool trade(Chunk*& current, std::uint64_t slot);
+  // Without the lock: no trade can give a chunk now (all in use or closed),
+  // so a thread without one drops at once instead of queueing on the lock.
+  bool exhausted() const { return exhausted_.load(std::memory_order_relaxed); }
+  // Hands `current` over without taking one (a thread that exits).
+  void hand_over(Chunk*& current);
+
+  // Writer thread: the next full chunk, or null once closed and drained.
+  Chunk* next_full();
+  void give_back(Chunk* empty);
+
+  // No more trades; next_full() returns what is queued, then null.
+  void close();
+  bool closed() const;
+
+  std::size_t made() const;
+  // After close() and once the writer is done: frees the chunks no thread
+  // holds (the ones threads hold stay: they may still write into them).
+  void release_spare();
+
+ private:
+  Chunk* take_empty_locked(std::uint64_t slot);
+
+  const std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<std::unique_ptr<Chunk>> all_;
+  std::vector<Chunk*> free_;
+  std::deque<Chunk*> full_;
+  bool closed_ = false;
+  std::atomic<bool> exhausted_{false};
+};
+
+}  // namespace regiontrace::timeline

@@ -1,0 +1,67 @@
+// Per-thread recording state, found by the host's small thread number
+// (never reused within a process) with two dependent loads and no lock: a
+// plugin's thread_local would cost a __tls_get_addr call per event.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "timeline_records.hpp"
+
+namespace regiontrace::timeline {
+
+// A region open on the thread, by depth: what close() writes as a span
+// still open at the end. begin_ns 0: nothing open at that depth.
+struct OpenRegion {
+  std::atomic<std::int64_t> begin_ns{0};
+  std::atomic<std::uint32_t> region{0};
+  std::atomic<std::int64_t> step{0};
+};
+
+struct ThreadSlot {
+  static constexpr int kMaxDepth = 256;  // the host's deepest tracked nesting
+
+  std::uint64_t index = 0;  // in SlotTable::all()
+  long os_tid = 0;
+  std::string name;  // the thread's name when it first recorded
+  // Owned by the thread; changed only under the exchange's lock.
+  Chunk* chunk = nullptr;
+  std::uint32_t used = 0;
+  std::atomic<std::uint64_t> dropped{0};  // events lost for want of a chunk
+  OpenRegion open[kMaxDepth];
+};
+
+class SlotTable {
+ public:
+  static constexpr std::uint64_t kPageBits = 10;
+  static constexpr std::uint64_t kPages = std::uint64_t{1} << 13;  // 8M threads
+
+  SlotTable();
+  ~SlotTable();
+  SlotTable(const SlotTable&) = delete;
+  SlotTable& operator=(const SlotTable&) = delete;
+
+  ThreadSlot* find(std::uint64_t number) const {
+    const std::uint64_t page = number >> kPageBits;
+    if (page >= kPages) return nullptr;
+    const std::atomic<ThreadSlot*>* p = pages_[page].load(std::memory_order_acquire);
+    return p == nullptr ? nullptr
+                        : p[number & ((1u << kPageBits) - 1)].load(std::memory_order_acquire);
+  }
+  // On the thread `number` names (its tid and name are read here); null
+  // past the table's size.
+  ThreadSlot* create(std::uint64_t number);
+  std::vector<ThreadSlot*> all() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unique_ptr<std::atomic<std::atomic<ThreadSlot*>*>[]> pages_;
+  std::vector<std::unique_ptr<ThreadSlot>> slots_;
+  std::vector<std::unique_ptr<std::atomic<ThreadSlot*>[]>> page_storage_;
+};
+
+}  // namespace regiontrace::timeline

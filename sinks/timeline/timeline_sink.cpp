@@ -1,0 +1,266 @@
+#include "timeline_sink.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "regiontrace/sdk/json_writer.hpp"
+
+namespace regiontrace::timeline {
+namespace {
+
+constexpr std::size_t kMaxMarkText = 4096;  // name and path each; a record fits a chunk
+
+// Hands each recording thread's chunk to its sinks when the thread exits,
+// so a finished thread's last records are written and its chunk recycled.
+// Touched only when a thread records for the first time.
+struct ExitHooks {
+  std::vector<std::pair<TimelineSink*, ThreadSlot*>> entries;
+  ~ExitHooks() {
+    for (auto& [sink, slot] : entries) sink->thread_exited(slot);
+  }
+};
+thread_local ExitHooks t_exit_hooks;
+
+}  // namespace
+
+TimelineSink::TimelineSink(const SinkContext& ctx)
+    : context_(ctx),
+      settings_(TimelineSettings::from(ctx)),
+      path_(ctx.output_path("timeline", "json.gz")),
+      start_pair_(sdk::clock_sync::read()),
+      exchange_(static_cast<std::size_t>(settings_.buffer_bytes / Chunk::kBytes)),
+      spill_(std::make_unique<SpillFile>(ctx.output_dir())),
+      budget_(settings_.max_events, settings_.max_bytes),
+      pid_(::getpid()) {
+  writer_ = std::thread([this] { writer_loop(); });
+}
+
+TimelineSink::~TimelineSink() {
+  close();
+}
+
+void TimelineSink::on_region_routed(const RegionInfo& info) {
+  std::lock_guard<std::mutex> lock(names_mutex_);
+  if (names_.size() <= info.id) names_.resize(info.id + 1);
+  names_[info.id] = std::string(info.name);
+}
+
+ThreadSlot* TimelineSink::new_slot(std::uint64_t number) {
+  if (number == 0) return nullptr;  // no thread stack: not a recording thread
+  ThreadSlot* s = slots_.create(number);
+  if (s != nullptr) t_exit_hooks.entries.emplace_back(this, s);
+  return s;
+}
+
+void TimelineSink::on_region_begin(const RegionEvent& ev) {
+  if (static_cast<unsigned>(ev.depth) >= static_cast<unsigned>(ThreadSlot::kMaxDepth)) return;
+  ThreadSlot* s = slot_for(ev.thread_id);
+  if (s == nullptr) return;
+  OpenRegion& o = s->open[ev.depth];
+  o.region.store(ev.id, std::memory_order_relaxed);
+  o.step.store(ev.step, std::memory_order_relaxed);
+  o.begin_ns.store(ev.time_ns, std::memory_order_release);
+}
+
+void TimelineSink::on_region_end(const RegionEvent& ev) {
+  ThreadSlot* s = slot_for(ev.thread_id);
+  if (s == nullptr) return;
+  if (static_cast<unsigned>(ev.depth) < static_cast<unsigned>(ThreadSlot::kMaxDepth)) {
+    s->open[ev.depth].begin_ns.store(0, std::memory_order_relaxed);
+  }
+  if (ev.begin_time_ns == 0) return;  // begun before timestamps were asked for
+  unsigned char* p = room(s, sizeof(RegionRecord));
+  if (p == nullptr) {
+    drop(s);
+    return;
+  }
+  RegionRecord* r = reinterpret_cast<RegionRecord*>(p);
+  r->kind = RecordKind::kRegion;
+  r->unwinding = ev.unwinding ? 1 : 0;
+  r->depth = static_cast<std::uint16_t>(ev.depth);
+  r->region = ev.id;
+  r->begin_ns = ev.begin_time_ns;
+  r->end_ns = ev.time_ns;
+  r->step = ev.step;
+  s->used += sizeof(RegionRecord);
+  s->chunk->used.store(s->used, std::memory_order_release);
+}
+
+void TimelineSink::on_mark(const MarkEvent& ev) {
+  ThreadSlot* s = slot_for(ev.thread_id);
+  if (s == nullptr) return;
+  const std::size_t name = std::min(ev.name.size(), kMaxMarkText);
+  const std::size_t path = std::min(ev.path.size(), kMaxMarkText);
+  const std::size_t size = (sizeof(MarkRecord) + name + path + 7) & ~std::size_t{7};
+  unsigned char* p = room(s, size);
+  if (p == nullptr) {
+    drop(s);
+    return;
+  }
+  MarkRecord m;
+  m.depth = 0;
+  m.size = static_cast<std::uint32_t>(size);
+  m.time_ns = ev.time_ns;
+  m.step = ev.step;
+  m.name_length = static_cast<std::uint32_t>(name);
+  m.path_length = static_cast<std::uint32_t>(path);
+  std::memcpy(p, &m, sizeof(m));
+  // An empty view may hold a null pointer, which memcpy must not get.
+  if (name > 0) std::memcpy(p + sizeof(m), ev.name.data(), name);
+  if (path > 0) std::memcpy(p + sizeof(m) + name, ev.path.data(), path);
+  s->used += static_cast<std::uint32_t>(size);
+  s->chunk->used.store(s->used, std::memory_order_release);
+}
+
+void TimelineSink::on_step(const StepEvent& ev) {
+  const long tid = static_cast<long>(::syscall(SYS_gettid));
+  std::lock_guard<std::mutex> lock(steps_mutex_);
+  if (closed_.load(std::memory_order_relaxed)) return;
+  if (steps_.size() >= settings_.max_events) {
+    ++steps_dropped_;
+    return;
+  }
+  steps_.push_back({ev.time_ns, ev.step, tid});
+}
+
+unsigned char* TimelineSink::refill(ThreadSlot* s, std::size_t bytes) {
+  if (bytes > Chunk::kBytes) return nullptr;
+  if (s->chunk == nullptr && exchange_.exhausted()) return nullptr;
+  if (!exchange_.trade(s->chunk, s->index) || s->chunk == nullptr) return nullptr;
+  s->used = s->chunk->used.load(std::memory_order_relaxed);
+  if (s->used + bytes > Chunk::kBytes) return nullptr;
+  return s->chunk->data + s->used;
+}
+
+void TimelineSink::thread_exited(ThreadSlot* slot) {
+  // A forked child's threads exit too: its parent's sink is not its own (and
+  // a lock the parent held at fork() stays held).
+  if (::getpid() != pid_) return;
+  exchange_.hand_over(slot->chunk);
+  slot->used = 0;
+}
+
+void TimelineSink::writer_loop() {
+  while (Chunk* c = exchange_.next_full()) {
+    const std::size_t used = c->used.load(std::memory_order_acquire);
+    const std::size_t keep = writer_error_.empty() ? budget_.keep(c->data, used) : 0;
+    budget_.drop_rest(c->data, keep, used);
+    if (keep > 0) {
+      try {
+        spilled_.push_back({c->slot, spill_->append(c->data, keep), keep});
+      } catch (const std::exception& e) {
+        writer_error_ = e.what();
+        context_.error(writer_error_ + "; the timeline records nothing more");
+      }
+    }
+    exchange_.give_back(c);
+  }
+}
+
+std::string TimelineSink::statistics(std::uint64_t buffer_full, std::uint64_t over_cap) const {
+  std::string out = "{\"recorded\":";
+  json::append_int(out, static_cast<std::int64_t>(budget_.kept() + steps_.size()));
+  out += ",\"dropped\":";
+  json::append_int(out, static_cast<std::int64_t>(buffer_full + over_cap));
+  out += ",\"dropped_buffer_full\":";
+  json::append_int(out, static_cast<std::int64_t>(buffer_full));
+  out += ",\"dropped_over_cap\":";
+  json::append_int(out, static_cast<std::int64_t>(over_cap));
+  out += ",\"buffer_mb\":";
+  json::append_int(out, static_cast<std::int64_t>(settings_.buffer_bytes >> 20));
+  out += ",\"max_events\":";
+  json::append_int(out, static_cast<std::int64_t>(settings_.max_events));
+  out += ",\"max_mb\":";
+  json::append_int(out, static_cast<std::int64_t>(settings_.max_bytes >> 20));
+  out += '}';
+  return out;
+}
+
+void TimelineSink::close() {
+  std::lock_guard<std::mutex> close_lock(close_mutex_);
+  if (closed_.exchange(true)) return;
+  exchange_.close();
+  if (writer_.joinable()) writer_.join();
+  std::int64_t end_ns = context_.now_ns();
+  if (end_ns == 0) end_ns = sdk::clock::now_ns();
+
+  TraceInput in;
+  in.context = &context_;
+  in.span_prefix = settings_.span_prefix;
+  in.base_ns = start_pair_.monotonic_ns;
+  in.end_ns = end_ns;
+  in.start_pair = start_pair_;
+  in.spill = spill_.get();
+  {
+    std::lock_guard<std::mutex> lock(names_mutex_);
+    in.region_names = names_;
+  }
+  const std::vector<ThreadSlot*> slots = slots_.all();
+  in.threads.resize(slots.size());
+  for (const SpilledChunk& c : spilled_) {
+    in.threads[c.slot].pieces.push_back({c.offset, nullptr, c.bytes});
+  }
+  std::uint64_t buffer_full = 0;
+  for (ThreadSlot* s : slots) {
+    ThreadRecords& t = in.threads[s->index];
+    t.os_tid = s->os_tid;
+    t.name = s->name;
+    buffer_full += s->dropped.load(std::memory_order_relaxed);
+    // The exchange is closed: no thread changes its chunk any more, and
+    // `used` counts whole records only.
+    if (s->chunk != nullptr) {
+      const std::size_t used = s->chunk->used.load(std::memory_order_acquire);
+      const std::size_t keep = budget_.keep(s->chunk->data, used);
+      budget_.drop_rest(s->chunk->data, keep, used);
+      if (keep > 0) t.pieces.push_back({0, s->chunk->data, keep});
+    }
+    // An entry older than a shallower one is left from a region whose end
+    // never came (the host switched routing while it was open): skipped.
+    std::int64_t newest = 0;
+    for (int d = 0; d < ThreadSlot::kMaxDepth; ++d) {
+      const std::int64_t begin = s->open[d].begin_ns.load(std::memory_order_acquire);
+      if (begin == 0 || begin < newest) continue;
+      newest = begin;
+      t.open.push_back({d, s->open[d].region.load(std::memory_order_relaxed), begin,
+                        s->open[d].step.load(std::memory_order_relaxed)});
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    in.steps = steps_;
+  }
+  const std::uint64_t over_cap = budget_.dropped() + steps_dropped_;
+  in.end_pair = sdk::clock_sync::read();
+  in.statistics = statistics(buffer_full, over_cap);
+  try {
+    GzipFile file(path_);
+    const TraceTotals totals = write_trace(in, file);
+    file.commit();
+    context_.info("wrote " + path_ + " (" + std::to_string(totals.regions) + " region spans, " +
+                  std::to_string(totals.open_at_end) + " open at the end, " +
+                  std::to_string(totals.marks) + " marks, " + std::to_string(totals.steps) +
+                  " steps)");
+  } catch (const std::exception& e) {
+    context_.error(std::string("cannot write the timeline: ") + e.what());
+  }
+  // The sink outlives close() (late callbacks may come): give back the
+  // temporary file's disk and the chunks no thread holds now.
+  spill_.reset();
+  exchange_.release_spare();
+  if (buffer_full + over_cap > 0) {
+    context_.warn(
+        std::to_string(buffer_full + over_cap) + " events were dropped: " +
+        std::to_string(buffer_full) + " because the writer fell behind (buffer_mb is " +
+        std::to_string(settings_.buffer_bytes >> 20) + "; raise it), " + std::to_string(over_cap) +
+        " past max_events (" + std::to_string(settings_.max_events) + ") or max_mb (" +
+        std::to_string(settings_.max_bytes >> 20) + "); see " + path_ + " (\"timeline\" member)");
+  }
+}
+
+}  // namespace regiontrace::timeline
+
+REGIONTRACE_SINK_PLUGIN(regiontrace::timeline::TimelineSink, "timeline")

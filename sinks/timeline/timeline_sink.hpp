@@ -1,0 +1,110 @@
+// The `timeline` sink: every selected region, step and mark of every thread
+// as one Chrome/Perfetto trace per process, timeline_rank<r>_pid<p>.json.gz,
+// without libtorch.
+//
+// Application threads: a region is recorded when it ends, as one 32-byte
+// record (the end event carries its begin time) appended to the thread's
+// own 64 KiB chunk, found by the host's thread number; no lock, no
+// allocation, no formatting. A full chunk is traded for an empty one under
+// a short lock (once per 2048 regions). On begin, the region is noted in
+// the thread's slot by depth, so close() can write the spans still open.
+// The writer thread appends full chunks to an unlinked temporary file and
+// recycles them; buffer_mb bounds the chunks, max_events/max_mb what is
+// kept, and what does not fit is dropped whole and counted (the counts are
+// in the trace's "timeline" member and in a warning). close() (shutdown,
+// exit, SIGINT/SIGTERM through the host) formats and gzips the trace into a
+// temporary file renamed into place.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chunk_exchange.hpp"
+#include "record_budget.hpp"
+#include "regiontrace/plugin.hpp"
+#include "regiontrace/sdk/clock.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
+#include "spill_file.hpp"
+#include "thread_slots.hpp"
+#include "timeline_settings.hpp"
+#include "trace_builder.hpp"
+
+namespace regiontrace::timeline {
+
+class TimelineSink : public Sink {
+ public:
+  static SinkSchema schema() { return TimelineSettings::schema(); }
+  explicit TimelineSink(const SinkContext& ctx);
+  ~TimelineSink() override;
+
+  std::uint32_t interests() const override {
+    return kInterestRegions | kInterestMarks | kInterestSteps | kInterestTimestamps;
+  }
+  void on_region_routed(const RegionInfo& info) override;
+  void on_region_begin(const RegionEvent& ev) override;
+  void on_region_end(const RegionEvent& ev) override;
+  void on_step(const StepEvent& ev) override;
+  void on_mark(const MarkEvent& ev) override;
+  void close() override;
+
+  // A thread that recorded here exits: its chunk goes to the writer.
+  void thread_exited(ThreadSlot* slot);
+  const std::string& path() const { return path_; }
+
+ private:
+  ThreadSlot* slot_for(std::uint64_t number) {
+    ThreadSlot* s = slots_.find(number);
+    return s != nullptr ? s : new_slot(number);
+  }
+  ThreadSlot* new_slot(std::uint64_t number);
+  // Room for `bytes` in the slot's chunk, trading it when full; null: drop.
+  unsigned char* room(ThreadSlot* s, std::size_t bytes) {
+    if (__builtin_expect(s->chunk != nullptr && s->used + bytes <= Chunk::kBytes, 1)) {
+      return s->chunk->data + s->used;
+    }
+    return refill(s, bytes);
+  }
+  unsigned char* refill(ThreadSlot* s, std::size_t bytes);
+  void drop(ThreadSlot* s) {
+    s->dropped.store(s->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  void writer_loop();
+  void write_trace_file();
+  std::string statistics(std::uint64_t buffer_full, std::uint64_t over_cap) const;
+
+  SinkContext context_;
+  TimelineSettings settings_;
+  std::string path_;
+  sdk::clock_sync::Pair start_pair_;
+  SlotTable slots_;
+  ChunkExchange exchange_;
+  std::unique_ptr<SpillFile> spill_;
+
+  // The writer thread's; read by close() after joining it.
+  struct SpilledChunk {
+    std::uint64_t slot = 0;
+    std::uint64_t offset = 0;
+    std::size_t bytes = 0;
+  };
+  std::vector<SpilledChunk> spilled_;
+  RecordBudget budget_;
+  std::string writer_error_;
+
+  std::mutex names_mutex_;
+  std::vector<std::string> names_;  // by RegionId
+  std::mutex steps_mutex_;
+  std::vector<StepMark> steps_;
+  std::uint64_t steps_dropped_ = 0;
+  const pid_t pid_;
+  std::atomic<bool> closed_{false};
+  std::mutex close_mutex_;
+  std::thread writer_;
+};
+
+}  // namespace regiontrace::timeline

@@ -112,12 +112,13 @@ std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
   }
   std::int64_t whole = 0;
   std::size_t digits = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 15) {
+  // Up to 16 digits: wall-clock µs since the epoch (1.7e15) still fit in ns.
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 17) {
     whole = whole * 10 + (text[i] - '0');
     ++i;
     ++digits;
   }
-  if (digits > 0 && digits < 15) {
+  if (digits > 0 && digits < 17 && whole < 9'000'000'000'000'000LL) {
     std::int64_t frac = 0;
     int frac_digits = 0;
     bool round_up = false;

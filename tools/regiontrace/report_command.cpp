@@ -98,7 +98,11 @@ int run_report(const ReportArguments& args) {
     print_report_text(std::cout, report);
     if (!args.html.empty()) std::cout << "\nHTML report: " << args.html << "\n";
   }
-  for (const auto& why : in.skipped) std::cerr << "regiontrace report: skipped " << why << "\n";
+  if (!in.skipped.empty()) {
+    std::cerr << "regiontrace report: skipped " << in.skipped.size()
+              << " files of the folders that are not Chrome traces or memory summaries:\n";
+    for (const auto& why : in.skipped) std::cerr << "  " << why << "\n";
+  }
   return kExitOk;
 }
 

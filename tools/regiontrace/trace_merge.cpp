@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -22,9 +23,12 @@ namespace {
 // while staying below 2^53, where JSON readers still hold integers exactly.
 constexpr int kIdShift = 40;
 constexpr std::uint64_t kIdLimit = std::uint64_t{1} << kIdShift;
-// The second, third ... trace of a rank moves its threads by this much; real
-// tids and the step tracks (tid + 1e9) stay far below it.
-constexpr std::int64_t kTidOffset = 10000000000LL;
+// The second, third ... trace of a rank moves its threads by this much times
+// its place. Perfetto reads JSON tids as 32-bit unsigned: real tids (below
+// 2^22) and the step tracks (tid + 1e9) moved by up to 9 * 1e8 stay apart
+// and below 2^32.
+constexpr std::int64_t kTidOffset = 100000000LL;
+constexpr std::size_t kMaxTracesPerRank = 9;
 
 using Members = std::vector<std::pair<std::string, std::string>>;
 
@@ -152,6 +156,11 @@ std::vector<RankGroup> group_ranks(std::vector<Input>& inputs) {
       }
     }
     in.in_group = g.inputs.size();
+    if (in.in_group >= kMaxTracesPerRank) {
+      throw std::runtime_error("rank " + std::to_string(in.rank) + " has more than " +
+                               std::to_string(kMaxTracesPerRank) + " traces (" + in.path +
+                               " is one too many); merge them in groups");
+    }
     g.inputs.push_back(i);
   }
   return groups;
@@ -597,6 +606,14 @@ MergeSummary merge_traces(const MergeOptions& options) {
   if (options.align_occurrence < 1) {
     throw std::runtime_error("--align-occurrence is " + std::to_string(options.align_occurrence) +
                              "; occurrences count from 1");
+  }
+  // Writing the output would truncate an input still to be read.
+  for (const auto& input : options.inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(input, options.output, ec)) {
+      throw std::runtime_error("the output " + options.output +
+                               " is also an input; write it elsewhere");
+    }
   }
   auto inputs = read_inputs(options);
   auto groups = group_ranks(inputs);

@@ -7,8 +7,8 @@
 //   "rank R (pid P)". Traces of the same rank written by different sinks
 //   (torch_profiler, timeline, memory_snapshot) share the rank's process;
 //   the second and later ones get their threads on tracks of their own (tid
-//   offset, thread name suffixed " (<sink>)"), so their spans never overlap
-//   another sink's spans on one track. Thread names and other metadata are kept.
+//   + 1e8 per place, thread name suffixed " (<sink>)"; up to 9 per rank), so their spans never
+//   overlap another sink's spans on one track. Thread names and other metadata are kept.
 // - Flow and async ids are made unique per input (a flow never joins traces).
 // - Instant events with global scope become process-scoped.
 // - Time: when every input carries "regiontrace":{"clockSync":...} (or has

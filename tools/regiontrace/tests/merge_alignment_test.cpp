@@ -298,8 +298,8 @@ TEST_F(MergeAlignment, TracesOfOneRankShareItsProcessOnTracksOfTheirOwn) {
   ASSERT_EQ(spans_by_tid.size(), 3u) << merged.dump(1);
   EXPECT_EQ(spans_by_tid[11], (std::vector<std::string>{"region::train", "region::fwd"}));
   EXPECT_EQ(thread_names[11], "main");
-  const std::int64_t timeline_tid = 11 + 10'000'000'000LL;
-  const std::int64_t memory_tid = 11 + 20'000'000'000LL;
+  const std::int64_t timeline_tid = 11 + 100'000'000LL;
+  const std::int64_t memory_tid = 11 + 200'000'000LL;
   EXPECT_EQ(spans_by_tid[timeline_tid].size(), 2u);
   EXPECT_EQ(thread_names[timeline_tid], "main (timeline)");
   EXPECT_EQ(spans_by_tid[memory_tid], (std::vector<std::string>{"train"}));
@@ -316,6 +316,13 @@ TEST_F(MergeAlignment, TracesOfOneRankShareItsProcessOnTracksOfTheirOwn) {
                          " " + shell_quoted(write("again_rank0.json", sink_trace(torch0))));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("both torch_profiler traces"), std::string::npos) << r.output;
+
+  // Writing over an input would destroy it before it is read.
+  const std::string in_place = dir_.file("trace_rank1.json");
+  const auto same = run_cli("merge -o " + shell_quoted(in_place) + " " + shell_quoted(in_place));
+  EXPECT_EQ(same.exit_code, 2);
+  EXPECT_NE(same.output.find("is also an input"), std::string::npos) << same.output;
+  EXPECT_EQ(json::parse(read_file(in_place))["regiontrace"]["rank"], 1);
 }
 
 TEST_F(MergeAlignment, InputsLargerThanTheReadersChunksStreamThrough) {

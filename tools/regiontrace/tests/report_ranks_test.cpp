@@ -4,7 +4,10 @@
 // its HTML page must render in headless Chromium with one series per rank.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "cli_test_helpers.hpp"
 
@@ -70,6 +73,50 @@ TEST_F(ReportRanks, RankTwoIsTheOnlyStragglerInTrainingStep) {
   EXPECT_EQ(r["stragglers"][0]["region"], name);
   EXPECT_EQ(r["stragglers"][0]["rank"], 2);
   EXPECT_GT(r["stragglers"][0]["slow_steps"].get<int>(), 3);
+}
+
+// The same real traces merged: one process per rank, every region span
+// kept, nesting intact on every track.
+TEST_F(ReportRanks, MergePutsEachRankInItsOwnProcess) {
+  std::string inputs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_->path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("torch_trace", 0) == 0 && name.find(".json.gz") != std::string::npos) {
+      inputs += " " + shell_quoted(entry.path().string());
+    }
+  }
+  const std::string out = dir_->file("merged.json.gz");
+  const auto r = run_cli("merge -o " + shell_quoted(out) + inputs);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json merged = json::parse(read_gzip(out));
+  std::map<int, std::string> names;  // pid -> process name
+  std::map<int, int> region_spans;
+  std::map<std::pair<int, std::int64_t>, std::vector<std::pair<double, double>>> tracks;
+  for (const auto& e : merged["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    if (e["args"].contains("region")) ++region_spans[e["pid"].get<int>()];
+    const double ts = e["ts"].get<double>();
+    tracks[{e["pid"].get<int>(), e["tid"].get<std::int64_t>()}].push_back(
+        {ts, ts + e["dur"].get<double>()});
+  }
+  ASSERT_EQ(names.size(), 4u) << r.output;
+  std::set<int> ranks;
+  for (const auto& [pid, name] : names) {
+    ASSERT_EQ(name.rfind("rank ", 0), 0u) << name;
+    EXPECT_NE(name.find(" (pid "), std::string::npos) << name;
+    ranks.insert(std::stoi(name.substr(5)));
+    EXPECT_EQ(region_spans[pid], 12) << name;  // 6 steps x (training_step + forward)
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1, 2, 3}));
+  for (auto& [track, slices] : tracks) {
+    std::sort(slices.begin(), slices.end());
+    for (std::size_t i = 0; i + 1 < slices.size(); ++i) {
+      for (std::size_t j = i + 1; j < slices.size() && slices[j].first < slices[i].second; ++j) {
+        EXPECT_LE(slices[j].second, slices[i].second) << "slices overlap without nesting";
+      }
+    }
+  }
 }
 
 TEST_F(ReportRanks, HtmlRendersInHeadlessChromiumWithOneSeriesPerRank) {

@@ -1,7 +1,9 @@
 #include "event_fields.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 namespace regiontrace::cli {
 namespace {
@@ -17,15 +19,15 @@ std::size_t skip_space(std::string_view s, std::size_t i) {
 
 // End of the string starting at the quote at i, or npos.
 std::size_t string_end(std::string_view s, std::size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
+  const std::size_t end = json_string_end(s.data(), i, s.size());
+  return end == 0 ? std::string_view::npos : end;
 }
+
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'"', '{', '}', '[', ']'}) t[c] = true;
+  return t;
+}();
 
 // End of the value starting at i, or npos.
 std::size_t value_end(std::string_view s, std::size_t i) {
@@ -34,7 +36,10 @@ std::size_t value_end(std::string_view s, std::size_t i) {
   if (first == '"') return string_end(s, i);
   if (first == '{' || first == '[') {
     int depth = 0;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
     for (; i < s.size(); ++i) {
+      while (i < s.size() && !kStructural[bytes[i]]) ++i;
+      if (i >= s.size()) break;
       const char c = s[i];
       if (c == '"') {
         i = string_end(s, i);
@@ -54,6 +59,20 @@ std::size_t value_end(std::string_view s, std::size_t i) {
 }
 
 }  // namespace
+
+std::size_t json_string_end(const char* text, std::size_t open, std::size_t size) {
+  std::size_t i = open + 1;
+  for (;;) {
+    const void* quote = i < size ? std::memchr(text + i, '"', size - i) : nullptr;
+    if (quote == nullptr) return 0;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(quote) - text);
+    // Escaped when an odd number of backslashes precede it.
+    std::size_t first = at;
+    while (first > open + 1 && text[first - 1] == '\\') --first;
+    if ((at - first) % 2 == 0) return at + 1;
+    i = at + 1;
+  }
+}
 
 bool EventFields::parse(std::string_view event) {
   fields_.clear();

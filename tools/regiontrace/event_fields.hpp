@@ -34,6 +34,10 @@ class EventFields {
   std::vector<EventField> fields_;
 };
 
+// The index after the closing quote of the string whose opening quote is at
+// `open`, or 0 when the text ends first.
+std::size_t json_string_end(const char* text, std::size_t open, std::size_t size);
+
 // A JSON number's text in microseconds, as integer nanoseconds; exact for up
 // to three decimals (what regiontrace and Kineto write). nullopt when the
 // text is not a number.

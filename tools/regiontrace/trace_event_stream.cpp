@@ -1,8 +1,11 @@
 #include "trace_event_stream.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
+
 #include <stdexcept>
+#include "event_fields.hpp"
 
 #include <sys/stat.h>
 
@@ -17,6 +20,13 @@ constexpr std::size_t kMaxValue = 256u << 20;
 bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
+
+// The bytes a scan for a value's end stops at: quotes and brackets.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'"', '{', '}', '[', ']'}) t[c] = true;
+  return t;
+}();
 
 }  // namespace
 
@@ -112,36 +122,35 @@ std::size_t TraceEventStream::value_end(std::size_t start) {
     const std::size_t size = buffer_.size();
     const char first = data[i];
     if (first == '{' || first == '[' || first == '"') {
-      bool in_string = false;
-      for (; i < size; ++i) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+      while (i < size) {
+        while (i < size && !kStructural[bytes[i]]) ++i;
+        if (i >= size) break;
         const char c = data[i];
-        if (in_string) {
-          if (c == '\\') {
-            ++i;
-          } else if (c == '"') {
-            in_string = false;
-            if (depth == 0) {
-              ++i;
-              complete = true;
-              break;
-            }
-          }
-          continue;
-        }
         if (c == '"') {
-          in_string = true;
-        } else if (c == '{' || c == '[') {
-          ++depth;
-        } else if (c == '}' || c == ']') {
-          if (--depth == 0) {
-            ++i;
+          const std::size_t end = json_string_end(data, i, size);
+          if (end == 0) {
+            i = size;
+            break;
+          }
+          i = end;
+          if (depth == 0) {
             complete = true;
             break;
           }
-          if (depth < 0) fail("unbalanced brackets");
+          continue;
         }
+        if (c == '{' || c == '[') {
+          ++depth;
+        } else if (--depth == 0) {
+          ++i;
+          complete = true;
+          break;
+        } else if (depth < 0) {
+          fail("unbalanced brackets");
+        }
+        ++i;
       }
-      if (i > size) i = size;  // an escape at the very end
     } else {
       while (i < size && !is_space(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']') {
         ++i;

@@ -334,13 +334,30 @@ class StreamingWriter {
       o += "{\"pid\":";
       json::append_int(o, pid);
       std::optional<std::int64_t> tid_value;
-      for (const EventField& f : fields.fields()) {
-        if (f.key == "pid") continue;
+      // Members left as they are go out as runs of the original text
+      // (`"key":value,...`), one append per run.
+      const char* run_begin = nullptr;
+      const char* run_end = nullptr;
+      auto flush = [&] {
+        if (run_begin == nullptr) return;
+        o += ',';
+        o.append(run_begin, static_cast<std::size_t>(run_end - run_begin));
+        run_begin = nullptr;
+      };
+      auto key = [&](const EventField& f) {
+        flush();
         o += ",\"";
         o += f.key;
         o += "\":";
+      };
+      for (const EventField& f : fields.fields()) {
+        if (f.key == "pid") {
+          flush();
+          continue;
+        }
         if (f.key == "ts" && in.final_offset_ns != 0) {
           if (auto ns = microseconds_text_to_ns(f.value)) {
+            key(f);
             append_ns_as_us(o, *ns + in.final_offset_ns);
             continue;
           }
@@ -348,21 +365,27 @@ class StreamingWriter {
           std::int64_t tid = 0;
           if (parse_int(f.value, tid)) {
             tid_value = tid + tid_offset;
+            key(f);
             json::append_int(o, *tid_value);
             continue;
           }
         } else if ((f.key == "id" || f.key == "bind_id") && in.slot > 0) {
+          key(f);
           write_id(o, f.value, in.slot);
           continue;
         } else if (f.key == "s" && instant && f.value == "\"g\"") {
+          key(f);
           o += "\"p\"";
           continue;
         } else if (f.key == "args" && tid_offset != 0 && meta && name && *name == "thread_name") {
+          key(f);
           write_suffixed_name(o, f.value, suffix);
           continue;
         }
-        o += f.value;
+        if (run_begin == nullptr) run_begin = f.key.data() - 1;  // the key's opening quote
+        run_end = f.value.data() + f.value.size();
       }
+      flush();
       o += '}';
       if (tid_offset != 0 && tid_value) {
         const auto track = std::make_pair(pid, *tid_value);

@@ -106,6 +106,64 @@ std::string plot(const RegionReport& r, const std::vector<std::int64_t>& ranks) 
   return o;
 }
 
+// Ranks across, milliseconds up: each step a dot in its rank's column, the
+// rank's median over steps a bar; stragglers in red. Shows at a glance which
+// rank sits above the others.
+std::string rank_plot(const RegionReport& r, const std::vector<std::int64_t>& ranks) {
+  constexpr double kH = 280, kLeft = 60, kTop = 20, kBottom = 40, kColumn = 48;
+  const double width = kLeft + kColumn * static_cast<double>(ranks.size()) + 20;
+  const double ph = kH - kTop - kBottom;
+  double ymax = 0;
+  for (const auto& s : r.steps) ymax = std::max(ymax, s.max);
+  if (ymax <= 0) ymax = 1;
+  auto y_of = [&](double v) { return kTop + ph * (1 - v / ymax); };
+  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"rank-plot\" width=\"" +
+                  num(width, 0) + "\" height=\"" + num(kH, 0) + "\" data-region=\"" +
+                  escape_html(r.region) + "\">";
+  o += "<line x1=\"" + num(kLeft, 0) + "\" y1=\"" + num(kTop + ph, 0) + "\" x2=\"" +
+       num(width - 10, 0) + "\" y2=\"" + num(kTop + ph, 0) + "\" stroke=\"#444\"/>";
+  for (int tick = 0; tick <= 4; ++tick) {
+    const double v = ymax * tick / 4;
+    o += "<text x=\"" + num(kLeft - 6, 0) + "\" y=\"" + num(y_of(v) + 4, 1) +
+         "\" text-anchor=\"end\" font-size=\"11\">" + num(v, v < 10 ? 2 : 1) + "</text>";
+  }
+  o += "<text x=\"14\" y=\"" + num(kTop + ph / 2, 0) +
+       "\" font-size=\"12\" transform=\"rotate(-90 14 " + num(kTop + ph / 2, 0) +
+       ")\" text-anchor=\"middle\">ms</text>";
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    const std::int64_t rank = ranks[k];
+    const double x = kLeft + kColumn * (static_cast<double>(k) + 0.5);
+    bool straggler = false;
+    for (const auto& s : r.stragglers) straggler |= s.rank == rank;
+    const std::string c = straggler ? "#d62728" : "#1f77b4";
+    std::vector<double> values;
+    o += "<g class=\"rank-column\" data-rank=\"" + std::to_string(rank) + "\">";
+    for (const auto& s : r.steps) {
+      auto it = s.values.find(rank);
+      if (it == s.values.end()) continue;
+      values.push_back(it->second);
+      o += "<circle cx=\"" + num(x, 1) + "\" cy=\"" + num(y_of(it->second), 1) +
+           "\" r=\"2.5\" fill=\"" + c + "\" fill-opacity=\"0.6\"><title>rank " +
+           std::to_string(rank) + ", " + step_label(s.step) + ": " + num(it->second) +
+           " ms</title></circle>";
+    }
+    if (!values.empty()) {
+      std::sort(values.begin(), values.end());
+      const std::size_t n = values.size();
+      const double median = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+      o += "<line x1=\"" + num(x - 14, 1) + "\" x2=\"" + num(x + 14, 1) + "\" y1=\"" +
+           num(y_of(median), 1) + "\" y2=\"" + num(y_of(median), 1) + "\" stroke=\"" + c +
+           "\" stroke-width=\"2\"><title>rank " + std::to_string(rank) + " median " + num(median) +
+           " ms</title></line>";
+    }
+    o += "<text x=\"" + num(x, 1) + "\" y=\"" + num(kTop + ph + 16, 0) +
+         "\" text-anchor=\"middle\" font-size=\"11\">" + std::to_string(rank) + "</text></g>";
+  }
+  o += "<text x=\"" + num((kLeft + width) / 2, 0) + "\" y=\"" + num(kH - 4, 0) +
+       "\" text-anchor=\"middle\" font-size=\"12\">rank</text></svg>";
+  return o;
+}
+
 }  // namespace
 
 std::string report_html(const Report& report) {
@@ -129,7 +187,8 @@ std::string report_html(const Report& report) {
   if (!any) o += "<li>none</li>";
   o += "</ul>\n";
   for (const auto& r : report.regions) {
-    o += "<h2>Region " + escape_html(r.region) + "</h2>\n" + plot(r, report.ranks) + "\n";
+    o += "<h2>Region " + escape_html(r.region) + "</h2>\n" + plot(r, report.ranks) + "\n" +
+         rank_plot(r, report.ranks) + "\n";
     o += "<table><tr><th>step</th><th>min ms</th><th>median ms</th><th>max ms</th>"
          "<th>slowest</th><th>imbalance</th><th>wait ms</th></tr>";
     auto row = [&](const std::string& label, const RankSpread& s) {

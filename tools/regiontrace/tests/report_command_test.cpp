@@ -152,7 +152,28 @@ TEST_F(ReportCommand, TextTablesAndHtmlWithOneSeriesPerRank) {
   }
   EXPECT_NE(page.find("class=\"straggler\" data-region=\"training_step\" data-rank=\"2\""),
             std::string::npos);
-  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no network
+  // The per-rank plot: one column per rank, rank 2 drawn as the straggler.
+  std::size_t columns = 0;
+  for (std::size_t at = page.find("<g class=\"rank-column\""); at != std::string::npos;
+       at = page.find("<g class=\"rank-column\"", at + 1)) {
+    ++columns;
+  }
+  EXPECT_EQ(columns, 2u * 4u);  // training_step and (step), every rank each
+  auto column = [&](int rank) {
+    const auto at =
+        page.find("<g class=\"rank-column\" data-rank=\"" + std::to_string(rank) + "\">");
+    return at == std::string::npos ? std::string() : page.substr(at, page.find("</g>", at) - at);
+  };
+  EXPECT_NE(column(2).find("fill=\"#d62728\""), std::string::npos) << column(2);
+  EXPECT_EQ(column(0).find("fill=\"#d62728\""), std::string::npos) << column(0);
+  // No network: the only URL is SVG's namespace.
+  std::size_t urls = 0;
+  for (std::size_t at = page.find("http"); at != std::string::npos;
+       at = page.find("http", at + 1)) {
+    EXPECT_EQ(page.compare(at, 26, "http://www.w3.org/2000/svg"), 0) << page.substr(at, 40);
+    ++urls;
+  }
+  EXPECT_GT(urls, 0u);
 }
 
 TEST_F(ReportCommand, OneTraceCountsPerRankAndMemoryPeaksAreCompared) {

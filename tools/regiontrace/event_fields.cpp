@@ -167,7 +167,8 @@ std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
   }
   double d = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(d)) {
+  // Beyond ±9e15 µs (285 years) nanoseconds no longer fit in 64 bits.
+  if (ec != std::errc() || end != text.data() + text.size() || !(std::fabs(d) < 9e15)) {
     return std::nullopt;
   }
   return std::llround(d * 1000.0);

@@ -223,6 +223,7 @@ void TraceEventStream::read_trailer() {
 bool TraceEventStream::next(std::string_view& event) {
   if (state_ != State::kEvents) return false;
   int c = peek_nonspace();
+  if (c < 0) fail("unexpected end of file: the trace was cut short");
   if (!first_event_) {
     if (c == ',') {
       ++pos_;
@@ -231,7 +232,7 @@ bool TraceEventStream::next(std::string_view& event) {
       fail("expected ',' or ']' between events");
     }
   }
-  if (c == ']' && (first_event_ || true)) {
+  if (c == ']') {
     ++pos_;
     if (array_form_) {
       if (peek_nonspace() >= 0) fail("text after the end of the trace");

@@ -365,5 +365,26 @@ TEST_F(MergeAlignment, InputsLargerThanTheReadersChunksStreamThrough) {
   expect_nested(merged);
 }
 
+TEST_F(MergeAlignment, MalformedInputNamesTheFileTheByteAndTheProblem) {
+  const std::string out = shell_quoted(dir_.file("x.json"));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"traceEvents\":[{\"ph\":\"X\"} {\"ph\":\"X\"}]}", "expected ',' or ']' between events"},
+      {"[1, 2]", "event 0 is not an object"},
+      {"{\"traceEvents\":[]} trailing", "text after the end of the trace"},
+      {"{\"traceEvents\":{}}", "\"traceEvents\" is not an array"},
+      {"{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1}", "the trace was cut short"},
+      {"{\"traceEvents\":[{\"ph\" \"X\"}]}", "is not a well-formed JSON object"},
+      {"nonsense", "not a Chrome trace"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string path = dir_.file("bad" + std::to_string(i) + ".json");
+    write_file(path, cases[i].first);
+    const auto r = run_cli("merge -o " + out + " " + shell_quoted(path));
+    EXPECT_EQ(r.exit_code, 2) << cases[i].first;
+    EXPECT_NE(r.output.find(path + ": "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(cases[i].second), std::string::npos) << cases[i].first << "\n"
+                                                                 << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace regiontrace::test

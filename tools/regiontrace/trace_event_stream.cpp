@@ -44,18 +44,25 @@ TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
   }
   gzbuffer(file_, 1 << 18);
   buffer_.reserve(2 * kChunk);
-  const int first = peek_nonspace();
-  if (first == '[') {
-    ++pos_;
-    array_form_ = true;
-    state_ = State::kEvents;
-  } else if (first == '{') {
-    ++pos_;
-    read_members_until_events();
-  } else {
-    fail(
-        "not a Chrome trace (expected an object with a \"traceEvents\" array, or an array of "
-        "events)");
+  // A constructor that throws runs no destructor: the file is closed here.
+  try {
+    const int first = peek_nonspace();
+    if (first == '[') {
+      ++pos_;
+      array_form_ = true;
+      state_ = State::kEvents;
+    } else if (first == '{') {
+      ++pos_;
+      read_members_until_events();
+    } else {
+      fail(
+          "not a Chrome trace (expected an object with a \"traceEvents\" array, or an array "
+          "of events)");
+    }
+  } catch (...) {
+    gzclose(file_);
+    file_ = nullptr;
+    throw;
   }
 }
 

@@ -3,7 +3,8 @@
 // profiler and Kineto write, or the bare array form [event, ...].
 //
 // The whole document is held as a simdjson DOM, about two to three times the
-// size of the uncompressed text; `merge` and `summary` read each event once.
+// size of the uncompressed text; `summary` reads each event once. `merge` and
+// `report` stream instead (trace_event_stream.hpp).
 #pragma once
 
 #include <simdjson.h>

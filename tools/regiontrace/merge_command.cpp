@@ -1,5 +1,6 @@
 // `regiontrace merge -o all.json.gz rank0.json.gz rank1.json.gz ...`: one
 // Perfetto timeline from per-rank traces (see trace_merge.hpp for the rules).
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -10,17 +11,71 @@
 namespace regiontrace::cli {
 namespace {
 
+std::string signed_ms(double us) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%+.3f ms", us / 1000.0);
+  return buf;
+}
+
 int run_merge(const MergeOptions& options) {
   const MergeSummary summary = merge_traces(options);
-  std::cout << "merged " << summary.ranks.size() << " ranks (" << summary.events_written
-            << " events) into " << options.output << "\n";
+  std::size_t traces = 0;
+  for (const auto& rank : summary.ranks) traces += rank.inputs.size();
+  std::cout << "merged " << summary.ranks.size() << " ranks (" << traces << " traces, "
+            << summary.events_written << " events) into " << options.output << "\n"
+            << "  clock: "
+            << (summary.clock == "realtime"
+                    ? "wall clock (each trace's clockSync)"
+                    : "each trace's baseTimeNanoseconds (no clockSync in every input)")
+            << "\n";
   for (const auto& rank : summary.ranks) {
-    std::cout << "  rank " << rank.rank << " (from " << rank.rank_from << "): " << rank.source
-              << ", " << rank.events << " events, pids";
+    std::cout << "  rank " << rank.rank << " (from " << rank.rank_from << "): pids";
     for (const auto& [original, pid] : rank.pids) std::cout << " " << original << "->" << pid;
     std::cout << "\n";
+    for (const auto& in : rank.inputs) {
+      std::cout << "    " << in.source << (in.kind.empty() ? "" : " [" + in.kind + "]") << ", "
+                << in.events << " events\n";
+    }
+  }
+  if (!options.align_on_mark.empty() || options.align_starts) {
+    std::cout << "aligned on "
+              << (options.align_starts ? std::string("the first event of each rank")
+                                       : "mark \"" + options.align_on_mark + "\" #" +
+                                             std::to_string(options.align_occurrence))
+              << "; shift applied per rank:\n";
+    for (const auto& rank : summary.ranks) {
+      std::cout << "  rank " << rank.rank << ": " << signed_ms(rank.align_shift_us) << "\n";
+    }
   }
   return kExitOk;
+}
+
+// "mark:NAME" or "mark:NAME#N".
+bool parse_align_on(const std::string& text, MergeOptions& options, std::string& error) {
+  if (text.rfind("mark:", 0) != 0 || text.size() == 5) {
+    error = "--align-on '" + text + "': expected mark:NAME or mark:NAME#N (N counts from 1)";
+    return false;
+  }
+  std::string name = text.substr(5);
+  const auto hash = name.rfind('#');
+  if (hash != std::string::npos) {
+    const std::string n = name.substr(hash + 1);
+    std::size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(n, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != n.size() || value < 1) {
+      error = "--align-on '" + text + "': occurrence '" + n + "' is not a positive integer";
+      return false;
+    }
+    options.align_occurrence = static_cast<int>(value);
+    name = name.substr(0, hash);
+  }
+  options.align_on_mark = name;
+  return true;
 }
 
 const CommandRegistration registration(40, [](CLI::App& app) -> Runner {
@@ -39,7 +94,28 @@ const CommandRegistration registration(40, [](CLI::App& app) -> Runner {
   cmd->add_flag("--align-starts", options->align_starts,
                 "Shift each rank so its first event starts with the earliest rank's (for hosts "
                 "whose clocks disagree)");
-  return [options, ranks_text] {
+  auto align_on = std::make_shared<std::string>();
+  auto occurrence = std::make_shared<int>(0);
+  cmd->add_option("--align-on", *align_on,
+                  "mark:NAME[#N]: shift each rank so the Nth (default first) occurrence of the "
+                  "mark NAME (emitted right after a barrier) lines up with the lowest rank's");
+  cmd->add_option("--align-occurrence", *occurrence,
+                  "Which occurrence of the --align-on mark to use (from 1)");
+  return [options, ranks_text, align_on, occurrence] {
+    if (!align_on->empty()) {
+      std::string error;
+      if (!parse_align_on(*align_on, *options, error)) {
+        std::cerr << "regiontrace merge: " << error << "\n";
+        return kExitUsage;
+      }
+    }
+    if (*occurrence != 0) {
+      if (align_on->empty()) {
+        std::cerr << "regiontrace merge: --align-occurrence needs --align-on mark:NAME\n";
+        return kExitUsage;
+      }
+      options->align_occurrence = *occurrence;
+    }
     for (const auto& rank : split_list(*ranks_text)) {
       std::size_t used = 0;
       long long value = 0;

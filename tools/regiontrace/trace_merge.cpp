@@ -1,100 +1,123 @@
 #include "trace_merge.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "chrome_trace_reader.hpp"
-#include "dom_json_writer.hpp"
+#include "event_fields.hpp"
 #include "gzip_io.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "trace_event_stream.hpp"
 
 namespace regiontrace::cli {
-
-std::optional<std::int64_t> rank_from_file_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  static const std::regex pattern("rank[-_]?([0-9]+)", std::regex::icase);
-  std::optional<std::int64_t> rank;
-  for (std::sregex_iterator it(name.begin(), name.end(), pattern), end; it != end; ++it) {
-    rank = std::stoll((*it)[1].str());
-  }
-  return rank;
-}
-
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::element_type;
-using simdjson::dom::object;
-
-// Ids below 2^40 are shifted by rank slot * 2^40 to keep ranks' flows apart
+// Ids below 2^40 are shifted by input slot * 2^40 to keep inputs' flows apart
 // while staying below 2^53, where JSON readers still hold integers exactly.
 constexpr int kIdShift = 40;
 constexpr std::uint64_t kIdLimit = std::uint64_t{1} << kIdShift;
+// The second, third ... trace of a rank moves its threads by this much times
+// its place. Perfetto reads JSON tids as 32-bit unsigned: real tids (below
+// 2^22) and the step tracks (tid + 1e9) moved by up to 9 * 1e8 stay apart
+// and below 2^32.
+constexpr std::int64_t kTidOffset = 100000000LL;
+constexpr std::size_t kMaxTracesPerRank = 9;
 
-struct RankInput {
+using Members = std::vector<std::pair<std::string, std::string>>;
+
+struct Input {
   std::string path;
+  std::size_t position = 0;  // on the command line
+  TraceIdentity id;
+  Members members;
   std::int64_t rank = 0;
   std::string rank_from;
-  std::size_t slot = 0;  // position in rank order
-  ChromeTrace trace;
-  std::optional<std::int64_t> base_ns;
-  double ts_offset_us = 0;
-  // Original pid (canonical JSON text) -> new pid, in order of first appearance.
-  std::vector<std::pair<std::string, std::int64_t>> pids;
-  std::unordered_map<std::string, std::int64_t> pid_index;
-  std::map<std::string, std::string> process_names;  // original pid -> name
+  std::size_t slot = 0;      // position in the output order
+  std::size_t in_group = 0;  // 0: the rank's first trace, which keeps its tids
+  std::vector<std::int64_t> marks_ns;
+  std::optional<std::int64_t> first_ts_ns;
+  std::int64_t clock_offset_ns = 0;  // ts (ns) + this = the common axis
+  std::int64_t final_offset_ns = 0;  // ts (ns) + this = output ts (ns)
+  std::size_t events = 0;
 };
 
-std::string pid_key(object event) {
-  element pid;
-  if (event["pid"].get(pid)) return "0";  // Chrome's reading of an event without pid
-  std::string key;
-  append_json(key, pid);
-  return key;
+struct RankGroup {
+  std::int64_t rank = 0;
+  std::vector<std::size_t> inputs;  // indices into the input list
+  std::vector<std::pair<std::string, std::int64_t>> pids;
+  std::unordered_map<std::string, std::int64_t> pid_index;
+  std::map<std::string, std::vector<std::string>> process_names;  // original pid -> names (escaped)
+  std::int64_t shift_ns = 0;
+};
+
+bool is_instant(std::optional<std::string_view> ph) {
+  return ph && (*ph == "i" || *ph == "I" || *ph == "R" || *ph == "n");
 }
 
-bool is_meta(object event, std::string_view name) {
-  return string_field(event, "ph") == std::optional<std::string_view>("M") &&
-         string_field(event, "name") == std::optional<std::string_view>(name);
+std::string kind_label(const Input& in) {
+  return in.id.sink.empty() ? "trace " + std::to_string(in.position + 1) : in.id.sink;
 }
 
-// The rank a trace states about itself: the torch_profiler sink writes
-// {"regiontrace":{"rank":R,...}}, Kineto {"distributedInfo":{"rank":R,...}}.
-std::optional<std::pair<std::int64_t, std::string>> rank_from_metadata(const ChromeTrace& trace) {
-  if (!trace.top_level()) return std::nullopt;
-  for (const char* key : {"regiontrace", "distributedInfo"}) {
-    object info;
-    if ((*trace.top_level())[key].get_object().get(info)) continue;
-    if (auto rank = integer_field(info, "rank")) return std::make_pair(*rank, std::string(key));
+bool header_is_enough(const Members& header) {
+  for (const auto& [key, text] : header) {
+    if (key == "regiontrace" && text.find("\"clockSync\"") != std::string::npos) return true;
   }
-  return std::nullopt;
+  return false;
 }
 
-std::vector<RankInput> load_inputs(const MergeOptions& options) {
+// Reads the header, and the whole input when what merge needs before
+// writing (rank, clocks, marks, first event) may lie beyond it.
+void probe(Input& in, const MergeOptions& options) {
+  TraceEventStream stream(in.path);
+  const bool scan =
+      !header_is_enough(stream.members()) || !options.align_on_mark.empty() || options.align_starts;
+  if (scan) {
+    EventFields fields;
+    std::string_view event;
+    while (stream.next(event)) {
+      if (!fields.parse(event)) continue;
+      const auto ph = fields.string("ph");
+      if (ph && *ph == "M") continue;
+      const auto ts = fields.raw("ts");
+      if (!ts) continue;
+      const auto ns = microseconds_text_to_ns(*ts);
+      if (!ns) continue;
+      if (!in.first_ts_ns || *ns < *in.first_ts_ns) in.first_ts_ns = ns;
+      if (!options.align_on_mark.empty() && is_instant(ph) &&
+          fields.string("name") == std::optional<std::string_view>(options.align_on_mark)) {
+        in.marks_ns.push_back(*ns);
+      }
+    }
+    in.events = stream.events_read();
+  }
+  in.members = stream.members();
+  in.id = identify_trace(in.path, in.members);
+}
+
+std::vector<Input> read_inputs(const MergeOptions& options) {
   if (!options.ranks.empty() && options.ranks.size() != options.inputs.size()) {
     throw std::runtime_error("--ranks has " + std::to_string(options.ranks.size()) +
                              " entries for " + std::to_string(options.inputs.size()) + " inputs");
   }
-  std::vector<RankInput> inputs;
+  std::vector<Input> inputs;
   for (std::size_t i = 0; i < options.inputs.size(); ++i) {
-    RankInput in;
+    Input in;
     in.path = options.inputs[i];
-    in.trace = ChromeTrace::load(in.path);
+    in.position = i;
+    probe(in, options);
     if (!options.ranks.empty()) {
       in.rank = options.ranks[i];
       in.rank_from = "--ranks";
-    } else if (auto stated = rank_from_metadata(in.trace)) {
-      in.rank = stated->first;
-      in.rank_from = stated->second;
+    } else if (in.id.rank) {
+      in.rank = *in.id.rank;
+      in.rank_from = in.id.rank_from;
     } else if (auto named = rank_from_file_name(in.path)) {
       in.rank = *named;
       in.rank_from = "file name";
@@ -102,100 +125,167 @@ std::vector<RankInput> load_inputs(const MergeOptions& options) {
       in.rank = static_cast<std::int64_t>(i);
       in.rank_from = "position";
     }
-    if (in.trace.top_level()) {
-      in.base_ns = integer_field(*in.trace.top_level(), "baseTimeNanoseconds");
-    }
     inputs.push_back(std::move(in));
   }
   std::stable_sort(inputs.begin(), inputs.end(),
-                   [](const auto& a, const auto& b) { return a.rank < b.rank; });
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i].slot = i;
-    if (i > 0 && inputs[i].rank == inputs[i - 1].rank) {
-      throw std::runtime_error("rank " + std::to_string(inputs[i].rank) +
-                               " twice: " + inputs[i - 1].path + " (from " +
-                               inputs[i - 1].rank_from + ") and " + inputs[i].path + " (from " +
-                               inputs[i].rank_from + "); name them with --ranks");
-    }
-  }
+                   [](const Input& a, const Input& b) { return a.rank < b.rank; });
   return inputs;
 }
 
-// Gives every (rank, original pid) a new pid, and learns original names.
-void assign_pids(std::vector<RankInput>& inputs) {
-  std::int64_t next_pid = 1;
-  for (auto& in : inputs) {
-    for (element e : in.trace.events()) {
-      object event;
-      if (e.get_object().get(event)) continue;
-      std::string key = pid_key(event);
-      if (in.pid_index.count(key) == 0) {
-        in.pid_index.emplace(key, next_pid);
-        in.pids.emplace_back(key, next_pid);
-        ++next_pid;
-      }
-      if (is_meta(event, "process_name")) {
-        object args;
-        if (!event["args"].get_object().get(args)) {
-          if (auto name = string_field(args, "name")) in.process_names[key] = std::string(*name);
-        }
+// Traces of one rank from different sinks share its process; two from the
+// same sink (or of unknown origin) are two ranks given the same number.
+std::vector<RankGroup> group_ranks(std::vector<Input>& inputs) {
+  std::vector<RankGroup> groups;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Input& in = inputs[i];
+    in.slot = i;
+    if (groups.empty() || groups.back().rank != in.rank) {
+      groups.emplace_back();
+      groups.back().rank = in.rank;
+    }
+    RankGroup& g = groups.back();
+    for (std::size_t other : g.inputs) {
+      const Input& o = inputs[other];
+      if (o.id.sink.empty() || in.id.sink.empty() || o.id.sink == in.id.sink) {
+        const std::string what =
+            o.id.sink == in.id.sink && !o.id.sink.empty() ? "both " + o.id.sink + " traces" : "";
+        throw std::runtime_error("rank " + std::to_string(in.rank) + " twice: " + o.path +
+                                 " (from " + o.rank_from + ") and " + in.path + " (from " +
+                                 in.rank_from + ")" + (what.empty() ? "" : ", " + what) +
+                                 "; name them with --ranks");
       }
     }
+    in.in_group = g.inputs.size();
+    if (in.in_group >= kMaxTracesPerRank) {
+      throw std::runtime_error("rank " + std::to_string(in.rank) + " has more than " +
+                               std::to_string(kMaxTracesPerRank) + " traces (" + in.path +
+                               " is one too many); merge them in groups");
+    }
+    g.inputs.push_back(i);
+  }
+  return groups;
+}
+
+// Puts every input on one axis and returns the output's baseTimeNanoseconds.
+std::optional<std::int64_t> place_on_clock(std::vector<Input>& inputs, std::string& clock) {
+  const bool wall = std::all_of(inputs.begin(), inputs.end(),
+                                [](const Input& in) { return in.id.knows_wall_clock(); });
+  clock = wall ? "realtime" : "per-trace base";
+  std::optional<std::int64_t> origin;
+  for (Input& in : inputs) {
+    in.clock_offset_ns = wall ? in.id.wall_offset_ns() : in.id.base_ns.value_or(0);
+    // Where the input starts on the axis: ts 0 for traces with a base, the
+    // first event for those whose ts are absolute.
+    const bool absolute = wall ? in.id.ts_is_realtime : !in.id.base_ns;
+    std::optional<std::int64_t> start;
+    if (!absolute) {
+      start = in.clock_offset_ns;
+    } else if (wall && in.first_ts_ns) {
+      start = *in.first_ts_ns;
+    }
+    if (start && (!origin || *start < *origin)) origin = start;
+  }
+  if (!origin) origin = 0;
+  for (Input& in : inputs) in.final_offset_ns = in.clock_offset_ns - *origin;
+  if (!wall) {
+    // The old rule: bases brought to the earliest one, which the output keeps.
+    for (const Input& in : inputs) {
+      if (in.id.base_ns) return *origin;
+    }
+    return std::nullopt;
+  }
+  // ts 0 of the output, in the monotonic clock of the first trace that has
+  // one (the conventions' meaning of baseTimeNanoseconds).
+  for (const Input& in : inputs) {
+    if (in.id.base_ns && in.id.realtime_minus_monotonic_ns) {
+      return *origin - *in.id.realtime_minus_monotonic_ns;
+    }
+  }
+  return std::nullopt;
+}
+
+void align(std::vector<Input>& inputs, std::vector<RankGroup>& groups,
+           const MergeOptions& options) {
+  std::vector<std::optional<std::int64_t>> at(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t i : groups[g].inputs) {
+      Input& in = inputs[i];
+      if (options.align_starts) {
+        if (in.first_ts_ns) {
+          const std::int64_t t = *in.first_ts_ns + in.final_offset_ns;
+          if (!at[g] || t < *at[g]) at[g] = t;
+        }
+        continue;
+      }
+      if (at[g] || in.marks_ns.empty()) continue;
+      std::sort(in.marks_ns.begin(), in.marks_ns.end());
+      const std::size_t n = static_cast<std::size_t>(options.align_occurrence);
+      if (in.marks_ns.size() < n) {
+        throw std::runtime_error(in.path + ": mark \"" + options.align_on_mark + "\" occurs " +
+                                 std::to_string(in.marks_ns.size()) +
+                                 " times, --align-on asks for occurrence " + std::to_string(n));
+      }
+      at[g] = in.marks_ns[n - 1] + in.final_offset_ns;
+    }
+    if (!at[g] && !options.align_on_mark.empty()) {
+      std::string files;
+      for (std::size_t i : groups[g].inputs) files += (files.empty() ? "" : ", ") + inputs[i].path;
+      throw std::runtime_error("rank " + std::to_string(groups[g].rank) + " (" + files +
+                               ") has no instant event (mark) named \"" + options.align_on_mark +
+                               "\" to align on");
+    }
+  }
+  // The lowest rank stays; align_starts keeps the earliest start.
+  std::optional<std::int64_t> reference;
+  for (const auto& t : at) {
+    if (!t) continue;
+    if (!reference || (options.align_starts && *t < *reference)) reference = t;
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!at[g]) continue;
+    groups[g].shift_ns = *reference - *at[g];
+    for (std::size_t i : groups[g].inputs) inputs[i].final_offset_ns += groups[g].shift_ns;
   }
 }
 
-double first_timestamp(const RankInput& in) {
-  double first = std::numeric_limits<double>::infinity();
-  for (element e : in.trace.events()) {
-    object event;
-    if (e.get_object().get(event) || is_meta(event, "process_name")) continue;
-    if (string_field(event, "ph") == std::optional<std::string_view>("M")) continue;
-    if (auto ts = number_field(event, "ts")) first = std::min(first, *ts + in.ts_offset_us);
-  }
-  return first;
+// A string's JSON escaping without the quotes, to join with escaped text.
+std::string escaped_content(const std::string& text) {
+  std::string quoted;
+  json::append_escaped(quoted, text);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
-void compute_offsets(std::vector<RankInput>& inputs, bool align_starts) {
-  std::optional<std::int64_t> base;
-  for (const auto& in : inputs) {
-    if (in.base_ns && (!base || *in.base_ns < *base)) base = in.base_ns;
-  }
-  for (auto& in : inputs) {
-    if (base) in.ts_offset_us = static_cast<double>(in.base_ns.value_or(0) - *base) / 1000.0;
-  }
-  if (!align_starts) return;
-  std::vector<double> starts;
-  double earliest = std::numeric_limits<double>::infinity();
-  for (const auto& in : inputs) {
-    starts.push_back(first_timestamp(in));
-    earliest = std::min(earliest, starts.back());
-  }
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (std::isfinite(starts[i])) inputs[i].ts_offset_us += earliest - starts[i];
-  }
+bool parse_int(std::string_view text, std::int64_t& value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
 }
 
-class MergedWriter {
+class StreamingWriter {
  public:
-  MergedWriter(const MergeOptions& options, std::vector<RankInput>& inputs)
-      : out_(options.output), inputs_(inputs) {}
+  StreamingWriter(const MergeOptions& options, std::vector<Input>& inputs,
+                  std::vector<RankGroup>& groups, std::optional<std::int64_t> base,
+                  std::string clock)
+      : options_(options),
+        inputs_(inputs),
+        groups_(groups),
+        base_(base),
+        clock_(std::move(clock)),
+        out_(options.output) {}
 
   std::size_t write() {
     std::string& o = out_.buffer();
-    o += "{\"traceEvents\":[\n";
-    for (const auto& in : inputs_) write_process_metadata(in);
-    for (auto& in : inputs_) {
-      for (element e : in.trace.events()) {
-        object event;
-        if (e.get_object().get(event)) continue;  // not an event: Chrome ignores it too
-        // Replaced by the names and order written above.
-        if (is_meta(event, "process_name") || is_meta(event, "process_sort_index")) continue;
-        if (is_meta(event, "process_labels")) continue;
-        begin_event();
-        write_event(in, event);
-        out_.maybe_flush();
-      }
+    o += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",";
+    if (base_) {
+      o += "\"baseTimeNanoseconds\":";
+      json::append_int(o, *base_);
+      o += ',';
     }
+    o += "\"traceEvents\":[\n";
+    for (auto& g : groups_) {
+      for (std::size_t i : g.inputs) copy_events(inputs_[i], g);
+    }
+    for (auto& g : groups_) write_process_metadata(g);
+    write_missing_thread_names();
     o += "\n]";
     write_top_level();
     o += "}\n";
@@ -208,7 +298,172 @@ class MergedWriter {
     if (events_++ > 0) out_.buffer() += ",\n";
   }
 
-  void write_meta(std::int64_t pid, const char* name, const std::string& arg_key,
+  void copy_events(Input& in, RankGroup& g) {
+    TraceEventStream stream(in.path);
+    EventFields fields;
+    std::string_view event;
+    const std::int64_t tid_offset = static_cast<std::int64_t>(in.in_group) * kTidOffset;
+    const std::string suffix = " (" + kind_label(in) + ")";
+    std::string& o = out_.buffer();
+    while (stream.next(event)) {
+      if (!fields.parse(event)) {
+        throw std::runtime_error(
+            in.path + ": event " + std::to_string(stream.events_read() - 1) +
+            " is not a well-formed JSON object: " + std::string(event.substr(0, 80)));
+      }
+      const auto ph = fields.string("ph");
+      const bool meta = ph && *ph == "M";
+      const std::string pid_text(fields.raw("pid").value_or("0"));
+      std::int64_t pid = 0;
+      if (auto found = g.pid_index.find(pid_text); found != g.pid_index.end()) {
+        pid = found->second;
+      } else {
+        pid = next_pid_++;
+        g.pid_index.emplace(pid_text, pid);
+        g.pids.emplace_back(pid_text, pid);
+      }
+      std::optional<std::string_view> name;
+      if (meta) name = fields.string("name");
+      if (meta && name &&
+          (*name == "process_name" || *name == "process_sort_index" || *name == "process_labels")) {
+        if (*name == "process_name") remember_process_name(g, pid_text, fields);
+        continue;  // replaced by the names written at the end
+      }
+      const bool instant = is_instant(ph);
+      begin_event();
+      o += "{\"pid\":";
+      json::append_int(o, pid);
+      std::optional<std::int64_t> tid_value;
+      // Members left as they are go out as runs of the original text
+      // (`"key":value,...`), one append per run.
+      const char* run_begin = nullptr;
+      const char* run_end = nullptr;
+      auto flush = [&] {
+        if (run_begin == nullptr) return;
+        o += ',';
+        o.append(run_begin, static_cast<std::size_t>(run_end - run_begin));
+        run_begin = nullptr;
+      };
+      auto key = [&](const EventField& f) {
+        flush();
+        o += ",\"";
+        o += f.key;
+        o += "\":";
+      };
+      for (const EventField& f : fields.fields()) {
+        if (f.key == "pid") {
+          flush();
+          continue;
+        }
+        if (f.key == "ts" && in.final_offset_ns != 0) {
+          if (auto ns = microseconds_text_to_ns(f.value)) {
+            key(f);
+            append_ns_as_us(o, *ns + in.final_offset_ns);
+            continue;
+          }
+        } else if (f.key == "tid" && tid_offset != 0) {
+          std::int64_t tid = 0;
+          if (parse_int(f.value, tid)) {
+            tid_value = tid + tid_offset;
+            key(f);
+            json::append_int(o, *tid_value);
+            continue;
+          }
+        } else if ((f.key == "id" || f.key == "bind_id") && in.slot > 0) {
+          key(f);
+          write_id(o, f.value, in.slot);
+          continue;
+        } else if (f.key == "s" && instant && f.value == "\"g\"") {
+          key(f);
+          o += "\"p\"";
+          continue;
+        } else if (f.key == "args" && tid_offset != 0 && meta && name && *name == "thread_name") {
+          key(f);
+          write_suffixed_name(o, f.value, suffix);
+          continue;
+        }
+        if (run_begin == nullptr) run_begin = f.key.data() - 1;  // the key's opening quote
+        run_end = f.value.data() + f.value.size();
+      }
+      flush();
+      o += '}';
+      if (tid_offset != 0 && tid_value) {
+        const auto track = std::make_pair(pid, *tid_value);
+        if (meta && name && *name == "thread_name") {
+          named_threads_.insert(track);
+        } else if (!meta) {
+          moved_threads_.emplace(track, suffix);
+        }
+      }
+      out_.maybe_flush();
+    }
+    in.events = stream.events_read();
+    in.members = stream.members();
+  }
+
+  static void remember_process_name(RankGroup& g, const std::string& pid_text,
+                                    const EventFields& fields) {
+    EventFields args;
+    const auto raw = fields.raw("args");
+    if (!raw || !args.parse(*raw)) return;
+    if (auto name = args.string("name")) {
+      auto& names = g.process_names[pid_text];
+      if (std::find(names.begin(), names.end(), *name) == names.end()) names.emplace_back(*name);
+    }
+  }
+
+  static void write_suffixed_name(std::string& o, std::string_view args_text,
+                                  const std::string& suffix) {
+    EventFields args;
+    if (!args.parse(args_text)) {
+      o += args_text;
+      return;
+    }
+    o += '{';
+    bool first = true;
+    for (const EventField& f : args.fields()) {
+      if (!first) o += ',';
+      first = false;
+      o += '"';
+      o += f.key;
+      o += "\":";
+      if (f.key == "name" && f.value.size() >= 2 && f.value.front() == '"') {
+        o += f.value.substr(0, f.value.size() - 1);
+        o += escaped_content(suffix);
+        o += '"';
+      } else {
+        o += f.value;
+      }
+    }
+    o += '}';
+  }
+
+  // Flow/async ids: integers or hex strings ("0x1f"), as Chrome reads them.
+  static void write_id(std::string& o, std::string_view id, std::size_t slot) {
+    const std::uint64_t shift = static_cast<std::uint64_t>(slot) << kIdShift;
+    std::uint64_t value = 0;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), value);
+    if (ec == std::errc() && end == id.data() + id.size() && value < kIdLimit) {
+      json::append_uint(o, value + shift);
+      return;
+    }
+    if (id.size() >= 2 && id.front() == '"') {
+      const std::string text(id.substr(1, id.size() - 2));
+      const bool hex_prefix = text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0;
+      const std::string digits = hex_prefix ? text.substr(2) : text;
+      char* stop = nullptr;
+      const unsigned long long hex = std::strtoull(digits.c_str(), &stop, 16);
+      if (!digits.empty() && *stop == '\0' && hex < kIdLimit) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "\"0x%llx\"", static_cast<unsigned long long>(hex + shift));
+        o += buf;
+        return;
+      }
+    }
+    o += id;  // beyond the shifted range: left as it was
+  }
+
+  void write_meta(std::int64_t pid, std::int64_t tid, const char* name, const std::string& arg_key,
                   const std::string& arg_json) {
     begin_event();
     std::string& o = out_.buffer();
@@ -216,119 +471,57 @@ class MergedWriter {
     o += name;
     o += "\",\"pid\":";
     json::append_int(o, pid);
-    o += ",\"tid\":0,\"args\":{";
+    o += ",\"tid\":";
+    json::append_int(o, tid);
+    o += ",\"args\":{";
     json::append_escaped(o, arg_key);
     o += ':';
     o += arg_json;
     o += "}}";
   }
 
-  void write_process_metadata(const RankInput& in) {
-    const bool several = in.pids.size() > 1;
+  void write_process_metadata(const RankGroup& g) {
+    const bool several = g.pids.size() > 1;
     std::int64_t order = 0;
-    for (const auto& [key, pid] : in.pids) {
-      auto named = in.process_names.find(key);
-      const std::string original = named != in.process_names.end() ? named->second : "pid " + key;
-      std::string name = "rank " + std::to_string(in.rank);
-      if (several) name += ": " + original;
+    for (const auto& [key, pid] : g.pids) {
+      const std::string original =
+          key.size() >= 2 && key.front() == '"' ? key.substr(1, key.size() - 2) : key;
+      std::string name = "rank " + std::to_string(g.rank) + " (pid " + original + ")";
+      auto named = g.process_names.find(key);
+      std::string labels;
+      if (named != g.process_names.end()) {
+        for (const auto& n : named->second) labels += (labels.empty() ? "" : ", ") + n;
+      }
+      // Several processes in a rank (Kineto's GPU "processes"): their names tell them apart.
+      std::string text = "\"" + escaped_content(name);
+      if (several && named != g.process_names.end()) text += ": " + named->second.front();
+      text += '"';
+      write_meta(pid, 0, "process_name", "name", text);
+      if (!labels.empty()) write_meta(pid, 0, "process_labels", "labels", "\"" + labels + "\"");
+      text.clear();
+      json::append_int(text, g.rank * 1000 + order++);
+      write_meta(pid, 0, "process_sort_index", "sort_index", text);
+    }
+  }
+
+  void write_missing_thread_names() {
+    for (const auto& [track, suffix] : moved_threads_) {
+      if (named_threads_.count(track) > 0) continue;
       std::string text;
-      json::append_escaped(text, name);
-      write_meta(pid, "process_name", "name", text);
-      text.clear();
-      json::append_escaped(text, original);
-      write_meta(pid, "process_labels", "labels", text);
-      text.clear();
-      json::append_int(text, in.rank * 1000 + order++);
-      write_meta(pid, "process_sort_index", "sort_index", text);
+      json::append_escaped(text, "thread " + std::to_string(track.second % kTidOffset) + suffix);
+      write_meta(track.first, track.second, "thread_name", "name", text);
     }
-  }
-
-  void write_event(const RankInput& in, object event) {
-    std::string& o = out_.buffer();
-    const auto ph = string_field(event, "ph");
-    const bool instant =
-        ph == std::optional<std::string_view>("i") || ph == std::optional<std::string_view>("I");
-    const std::string key = pid_key(event);
-    o += "{\"pid\":";
-    json::append_int(o, in.pid_index.at(key));
-    for (auto field : event) {
-      if (field.key == "pid") continue;
-      o += ',';
-      json::append_escaped(o, field.key);
-      o += ':';
-      if (field.key == "ts" && in.ts_offset_us != 0 && is_number(field.value)) {
-        json::append_double(o, to_double(field.value) + in.ts_offset_us);
-      } else if ((field.key == "id" || field.key == "bind_id") && in.slot > 0) {
-        write_id(o, field.value, in.slot);
-      } else if (field.key == "s" && instant && field.value.type() == element_type::STRING &&
-                 std::string_view(field.value) == "g") {
-        o += "\"p\"";
-      } else {
-        append_json(o, field.value);
-      }
-    }
-    o += '}';
-  }
-
-  static bool is_number(element v) {
-    const auto t = v.type();
-    return t == element_type::DOUBLE || t == element_type::INT64 || t == element_type::UINT64;
-  }
-  static double to_double(element v) {
-    switch (v.type()) {
-      case element_type::INT64:
-        return double(int64_t(v));
-      case element_type::UINT64:
-        return double(uint64_t(v));
-      default:
-        return double(v);
-    }
-  }
-
-  // Flow/async ids: integers or hex strings ("0x1f"), as Chrome reads them.
-  static void write_id(std::string& o, element id, std::size_t slot) {
-    const std::uint64_t shift = static_cast<std::uint64_t>(slot) << kIdShift;
-    if (id.type() == element_type::INT64 && int64_t(id) >= 0 &&
-        static_cast<std::uint64_t>(int64_t(id)) < kIdLimit) {
-      json::append_uint(o, static_cast<std::uint64_t>(int64_t(id)) + shift);
-      return;
-    }
-    if (id.type() == element_type::UINT64 && uint64_t(id) < kIdLimit) {
-      json::append_uint(o, uint64_t(id) + shift);
-      return;
-    }
-    if (id.type() == element_type::STRING) {
-      const std::string text{std::string_view(id)};
-      const bool hex_prefix = text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0;
-      const std::string digits = hex_prefix ? text.substr(2) : text;
-      char* end = nullptr;
-      const unsigned long long value = std::strtoull(digits.c_str(), &end, 16);
-      if (!digits.empty() && *end == '\0' && value < kIdLimit) {
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "\"0x%llx\"",
-                      static_cast<unsigned long long>(value + shift));
-        o += buf;
-        return;
-      }
-    }
-    append_json(o, id);  // beyond the shifted range: left as it was
   }
 
   void write_top_level() {
     std::string& o = out_.buffer();
     // Keys every input has with the same value stay at the top level.
+    static const std::set<std::string> kWritten = {"schemaVersion", "displayTimeUnit",
+                                                   "baseTimeNanoseconds", "regiontrace"};
     std::map<std::string, std::string> common;
     bool first_input = true;
     for (const auto& in : inputs_) {
-      std::map<std::string, std::string> mine;
-      if (in.trace.top_level()) {
-        for (auto field : *in.trace.top_level()) {
-          if (field.key == "traceEvents" || field.key == "baseTimeNanoseconds") continue;
-          std::string text;
-          append_json(text, field.value);
-          mine.emplace(std::string(field.key), std::move(text));
-        }
-      }
+      std::map<std::string, std::string> mine(in.members.begin(), in.members.end());
       if (first_input) {
         common = std::move(mine);
         first_input = false;
@@ -340,84 +533,129 @@ class MergedWriter {
       }
     }
     for (const auto& [key, text] : common) {
+      if (kWritten.count(key) > 0) continue;
       o += ',';
       json::append_escaped(o, key);
       o += ':';
       o += text;
     }
-    std::optional<std::int64_t> base;
-    for (const auto& in : inputs_) {
-      if (in.base_ns && (!base || *in.base_ns < *base)) base = in.base_ns;
+    o += ",\"regiontrace_merge\":{\"clock\":";
+    json::append_escaped(o, clock_);
+    if (!options_.align_on_mark.empty()) {
+      o += ",\"align_on\":{\"mark\":";
+      json::append_escaped(o, options_.align_on_mark);
+      o += ",\"occurrence\":";
+      json::append_int(o, options_.align_occurrence);
+      o += '}';
+    } else if (options_.align_starts) {
+      o += ",\"align_on\":\"starts\"";
     }
-    if (base) {
-      o += ",\"baseTimeNanoseconds\":";
-      json::append_int(o, *base);
-    }
-    o += ",\"regiontrace_merge\":{\"ranks\":[";
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const auto& in = inputs_[i];
-      if (i > 0) o += ',';
+    o += ",\"ranks\":[";
+    for (std::size_t k = 0; k < groups_.size(); ++k) {
+      const auto& g = groups_[k];
+      const Input& first = inputs_[g.inputs.front()];
+      if (k > 0) o += ',';
       o += "{\"rank\":";
-      json::append_int(o, in.rank);
+      json::append_int(o, g.rank);
       o += ",\"rank_from\":";
-      json::append_escaped(o, in.rank_from);
-      o += ",\"source\":";
-      json::append_escaped(o, in.path);
-      o += ",\"ts_offset_us\":";
-      json::append_double(o, in.ts_offset_us);
+      json::append_escaped(o, first.rank_from);
+      o += ",\"align_shift_us\":";
+      json::append_double(o, static_cast<double>(g.shift_ns) / 1000.0);
       o += ",\"processes\":[";
-      for (std::size_t p = 0; p < in.pids.size(); ++p) {
-        const auto& [key, pid] = in.pids[p];
+      for (std::size_t p = 0; p < g.pids.size(); ++p) {
+        const auto& [key, pid] = g.pids[p];
         if (p > 0) o += ',';
         o += "{\"pid\":";
         json::append_int(o, pid);
         o += ",\"original_pid\":";
         o += key;
-        auto named = in.process_names.find(key);
-        if (named != in.process_names.end()) {
-          o += ",\"original_name\":";
-          json::append_escaped(o, named->second);
+        auto named = g.process_names.find(key);
+        if (named != g.process_names.end()) {
+          o += ",\"original_name\":\"";
+          o += named->second.front();
+          o += '"';
         }
         o += '}';
       }
-      o += "],\"metadata\":{";
-      bool first = true;
-      if (in.trace.top_level()) {
-        for (auto field : *in.trace.top_level()) {
-          if (field.key == "traceEvents" || common.count(std::string(field.key)) > 0) continue;
-          if (!first) o += ',';
-          first = false;
-          json::append_escaped(o, field.key);
+      o += "],\"inputs\":[";
+      for (std::size_t n = 0; n < g.inputs.size(); ++n) {
+        const Input& in = inputs_[g.inputs[n]];
+        if (n > 0) o += ',';
+        o += "{\"source\":";
+        json::append_escaped(o, in.path);
+        o += ",\"sink\":";
+        json::append_escaped(o, in.id.sink);
+        o += ",\"tid_offset\":";
+        json::append_int(o, static_cast<std::int64_t>(in.in_group) * kTidOffset);
+        o += ",\"ts_offset_us\":";
+        json::append_double(o, static_cast<double>(in.final_offset_ns) / 1000.0);
+        o += ",\"metadata\":{";
+        bool first_member = true;
+        for (const auto& [key, text] : in.members) {
+          if (common.count(key) > 0 && kWritten.count(key) == 0) continue;
+          if (!first_member) o += ',';
+          first_member = false;
+          json::append_escaped(o, key);
           o += ':';
-          append_json(o, field.value);
+          o += text;
         }
+        o += "}}";
       }
-      o += "}}";
+      o += "]}";
     }
     o += "]}";
   }
 
+ private:
+  const MergeOptions& options_;
+  std::vector<Input>& inputs_;
+  std::vector<RankGroup>& groups_;
+  std::optional<std::int64_t> base_;
+  std::string clock_;
   OutputFile out_;
-  std::vector<RankInput>& inputs_;
   std::size_t events_ = 0;
+  std::int64_t next_pid_ = 1;
+  std::set<std::pair<std::int64_t, std::int64_t>> named_threads_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> moved_threads_;
 };
 
 }  // namespace
 
 MergeSummary merge_traces(const MergeOptions& options) {
   if (options.inputs.empty()) throw std::runtime_error("no input traces");
-  auto inputs = load_inputs(options);
-  assign_pids(inputs);
-  compute_offsets(inputs, options.align_starts);
+  if (options.align_starts && !options.align_on_mark.empty()) {
+    throw std::runtime_error("--align-starts and --align-on exclude each other: choose one");
+  }
+  if (options.align_occurrence < 1) {
+    throw std::runtime_error("--align-occurrence is " + std::to_string(options.align_occurrence) +
+                             "; occurrences count from 1");
+  }
+  // Writing the output would truncate an input still to be read.
+  for (const auto& input : options.inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(input, options.output, ec)) {
+      throw std::runtime_error("the output " + options.output +
+                               " is also an input; write it elsewhere");
+    }
+  }
+  auto inputs = read_inputs(options);
+  auto groups = group_ranks(inputs);
   MergeSummary summary;
-  summary.events_written = MergedWriter(options, inputs).write();
-  for (const auto& in : inputs) {
+  const auto base = place_on_clock(inputs, summary.clock);
+  if (options.align_starts || !options.align_on_mark.empty()) align(inputs, groups, options);
+  StreamingWriter writer(options, inputs, groups, base, summary.clock);
+  summary.events_written = writer.write();
+  for (const auto& g : groups) {
     MergedRank rank;
-    rank.rank = in.rank;
-    rank.source = in.path;
-    rank.rank_from = in.rank_from;
-    rank.events = in.trace.events().size();
-    rank.pids = in.pids;
+    rank.rank = g.rank;
+    rank.rank_from = inputs[g.inputs.front()].rank_from;
+    rank.pids = g.pids;
+    rank.align_shift_us = static_cast<double>(g.shift_ns) / 1000.0;
+    for (std::size_t i : g.inputs) {
+      const Input& in = inputs[i];
+      rank.inputs.push_back(
+          {in.path, in.id.sink, in.events, static_cast<double>(in.final_offset_ns) / 1000.0});
+    }
     summary.ranks.push_back(std::move(rank));
   }
   return summary;

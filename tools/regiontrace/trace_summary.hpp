@@ -5,8 +5,12 @@
 //   one thread. Spans nest and self time is computed by the rule of
 //   regiontrace/sdk/span_nesting.hpp (the torch_profiler sink's summary uses
 //   the same), per thread (pid, tid).
-// - Region spans are those named `<prefix>.region::<name>` (what the
-//   torch_profiler sink emits); they are reported by <name>.
+// - Region spans follow the conventions every regiontrace sink uses, whoever
+//   wrote them: args.region, or a name `<prefix>.region::<name>` /
+//   `region::<name>` (torch_profiler, timeline), or category "region" (the
+//   memory_snapshot sink's counter trace). They are reported by region name.
+// - Step spans (category "step", args.step) are not ops: they give the step
+//   of the region spans they contain, when those carry no args.step.
 // - GPU work (category "kernel" or "gpu_*") is reported apart from CPU ops,
 //   since it runs concurrently. "gpu_user_annotation" spans, Kineto's copies
 //   of CPU annotations on the GPU timeline, are left out so regions do not
@@ -15,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +37,27 @@ struct SpanTotals {
   double max_us = 0;
 };
 
+// One step (--by-step): its wall time and its regions.
+struct StepTotals {
+  std::int64_t step = 0;
+  double wall_us = 0;
+  bool from_step_span = false;      // else: first region start to last region end
+  std::vector<SpanTotals> regions;  // unsorted
+};
+
+// The ops that ran inside a region's spans, on their threads (--inside).
+struct InsideTotals {
+  std::string region;
+  std::size_t region_spans = 0;
+  double region_total_us = 0;
+  std::vector<SpanTotals> ops;  // self and total within the region; unsorted
+};
+
+struct SummaryOptions {
+  bool by_step = false;
+  std::string inside;  // region name or path, or empty
+};
+
 struct TraceSummary {
   std::size_t events = 0;
   std::size_t spans = 0;
@@ -44,8 +70,11 @@ struct TraceSummary {
   std::vector<SpanTotals> regions;
   std::vector<SpanTotals> ops;
   std::vector<SpanTotals> gpu;
+  std::vector<StepTotals> steps;          // with options.by_step, in step order
+  std::optional<InsideTotals> inside;     // with options.inside, when the region is there
+  std::vector<std::string> region_names;  // every region seen (for error messages)
 };
 
-TraceSummary summarize_trace(const ChromeTrace& trace);
+TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& options = {});
 
 }  // namespace regiontrace::cli

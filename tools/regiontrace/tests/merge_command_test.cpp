@@ -102,13 +102,18 @@ bool is_meta(const json& e) {
   return e.value("ph", "") == "M";
 }
 
-// pid -> process name, from the merged trace.
-std::map<std::string, int> process_pids(const json& merged) {
+// Process name -> pid, from the merged trace. Names are "rank R (pid P)"
+// ("rank R (pid P): <original name>" for ranks with several processes);
+// with `strip_pid` the " (pid P)" part is left out of the keys.
+std::map<std::string, int> process_pids(const json& merged, bool strip_pid = true) {
   std::map<std::string, int> pids;
   for (const auto& e : merged["traceEvents"]) {
     if (is_meta(e) && e["name"] == "process_name") {
-      EXPECT_EQ(pids.count(e["args"]["name"]), 0u) << "two tracks named " << e["args"]["name"];
-      pids[e["args"]["name"].get<std::string>()] = e["pid"].get<int>();
+      std::string name = e["args"]["name"].get<std::string>();
+      const auto open = name.find(" (pid ");
+      if (strip_pid && open != std::string::npos) name.erase(open, name.find(')', open) - open + 1);
+      EXPECT_EQ(pids.count(name), 0u) << "two tracks named " << name;
+      pids[name] = e["pid"].get<int>();
     }
   }
   return pids;
@@ -163,6 +168,7 @@ TEST_F(MergeCommand, EachRankBecomesItsOwnProcessTrack) {
 
   const auto pids = process_pids(merged);
   ASSERT_EQ(pids.size(), 2u);
+  EXPECT_EQ(process_pids(merged, false).count("rank 0 (pid 4242)"), 1u);
   ASSERT_EQ(pids.count("rank 0"), 1u);
   ASSERT_EQ(pids.count("rank 1"), 1u);
   const int pid0 = pids.at("rank 0");
@@ -226,11 +232,11 @@ TEST_F(MergeCommand, EachRankBecomesItsOwnProcessTrack) {
   const auto& ranks = merged["regiontrace_merge"]["ranks"];
   ASSERT_EQ(ranks.size(), 2u);
   EXPECT_EQ(ranks[0]["rank"], 0);
-  EXPECT_EQ(ranks[0]["source"], a);
+  EXPECT_EQ(ranks[0]["inputs"][0]["source"], a);
   EXPECT_EQ(ranks[0]["rank_from"], "distributedInfo");
-  EXPECT_EQ(ranks[0]["metadata"]["traceName"], "first");
-  EXPECT_EQ(ranks[1]["metadata"]["traceName"], "second");
-  EXPECT_EQ(ranks[1]["metadata"]["distributedInfo"]["rank"], 1);
+  EXPECT_EQ(ranks[0]["inputs"][0]["metadata"]["traceName"], "first");
+  EXPECT_EQ(ranks[1]["inputs"][0]["metadata"]["traceName"], "second");
+  EXPECT_EQ(ranks[1]["inputs"][0]["metadata"]["distributedInfo"]["rank"], 1);
   EXPECT_EQ(ranks[1]["processes"][0]["original_pid"], 4242);
   EXPECT_EQ(ranks[1]["processes"][0]["pid"], pid1);
 }
@@ -274,7 +280,8 @@ TEST_F(MergeCommand, RankFromTheTorchProfilerSinksMetadata) {
   EXPECT_EQ(events_of(merged, pids.at("rank 1")).size(), 1u + 1u + 1u + 2u);
   EXPECT_EQ(events_of(merged, pids.at("rank 0")).size(), 1u + 1u + 2u + 2u);
   EXPECT_EQ(merged["regiontrace_merge"]["ranks"][0]["rank_from"], "regiontrace");
-  EXPECT_EQ(merged["regiontrace_merge"]["ranks"][0]["metadata"]["regiontrace"]["rank"], 0);
+  EXPECT_EQ(merged["regiontrace_merge"]["ranks"][0]["inputs"][0]["metadata"]["regiontrace"]["rank"],
+            0);
 }
 
 TEST_F(MergeCommand, DuplicateRanksAskForExplicitRanks) {

@@ -213,5 +213,97 @@ TEST_F(SummaryCommand, DevicesAndFoldersAreRefusedAtOnce) {
   EXPECT_NE(r.output.find("is a folder, not a trace file"), std::string::npos) << r.output;
 }
 
+// Two steps given by step spans (their own track, as the conventions put
+// them); region spans with args.region and args.path, as the torch_profiler
+// and timeline sinks write them; ops inside and outside blocks.3.
+json stepped_trace() {
+  auto region = [](const std::string& name, const std::string& path, double ts, double dur) {
+    json e = span("region::" + name, "user_annotation", 1, 1, ts, dur);
+    e["args"] = {{"region", name}, {"path", path}, {"depth", 0}};
+    return e;
+  };
+  auto step = [](int n, double ts, double dur) {
+    json e = span("ProfilerStep#" + std::to_string(n), "step", 1, 1000000001, ts, dur);
+    e["args"] = {{"step", n}};
+    return e;
+  };
+  json events = json::array(
+      {step(0, 0, 100), step(1, 100, 80), region("denoise", "denoise", 5, 90),
+       region("blocks.3", "denoise/blocks.3", 10, 50), span("aten::mm", "cpu_op", 1, 1, 12, 20),
+       span("aten::add", "cpu_op", 1, 1, 40, 10), span("aten::mm", "cpu_op", 1, 1, 70, 10),
+       region("denoise", "denoise", 105, 70), region("blocks.3", "denoise/blocks.3", 110, 30),
+       span("aten::mm", "cpu_op", 1, 1, 115, 5)});
+  return {{"traceEvents", events}};
+}
+
+TEST_F(SummaryCommand, ByStepGivesEachStepsWallTimeAndTopRegions) {
+  const std::string path = dir_.file("stepped.json");
+  write_file(path, stepped_trace().dump());
+  const json s = run_cli_json("summary --json --by-step " + shell_quoted(path), 0);
+  // Step spans are no ops.
+  EXPECT_EQ(find_row(s["ops"], "ProfilerStep#0"), nullptr) << s.dump(1);
+  ASSERT_EQ(s["steps"].size(), 2u) << s.dump(1);
+  EXPECT_EQ(s["steps"][0]["step"], 0);
+  EXPECT_DOUBLE_EQ(s["steps"][0]["wall_us"].get<double>(), 100);
+  EXPECT_EQ(s["steps"][0]["wall_from"], "step span");
+  EXPECT_EQ(s["steps"][0]["regions"][0]["name"], "denoise");
+  expect_row(s["steps"][0]["regions"], "blocks.3", 1, 50, 20);
+  expect_row(s["steps"][1]["regions"], "denoise", 1, 70, 40);
+  EXPECT_DOUBLE_EQ(s["steps"][1]["wall_us"].get<double>(), 80);
+
+  const auto text = run_cli("summary --by-step " + shell_quoted(path));
+  EXPECT_NE(text.output.find("denoise 0.090, blocks.3 0.050"), std::string::npos) << text.output;
+}
+
+TEST_F(SummaryCommand, InsideBreaksARegionDownIntoItsOps) {
+  const std::string path = dir_.file("stepped.json");
+  write_file(path, stepped_trace().dump());
+  for (const std::string& region : {std::string("blocks.3"), std::string("denoise/blocks.3")}) {
+    const json s = run_cli_json("summary --json --inside " + region + " " + shell_quoted(path), 0);
+    EXPECT_EQ(s["inside"]["region_spans"], 2) << region;
+    EXPECT_DOUBLE_EQ(s["inside"]["region_total_us"].get<double>(), 80);
+    // aten::mm at 70 runs in denoise, outside blocks.3.
+    expect_row(s["inside"]["ops"], "aten::mm", 2, 25, 25);
+    expect_row(s["inside"]["ops"], "aten::add", 1, 10, 10);
+    EXPECT_EQ(s["inside"]["ops"].size(), 2u);
+  }
+  const auto r = run_cli("summary --inside blocks.9 " + shell_quoted(path));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("no region span with that name or path (its regions: blocks.3, denoise)"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST_F(SummaryCommand, AMemoryCounterTracesRegionsAreRegions) {
+  // The memory_snapshot sink's trace: spans of category "region" named by
+  // the region, with args.path and args.step, and counter events.
+  auto region = [](const std::string& name, double ts, double dur, int step) {
+    json e = span(name, "region", 7, 3, ts, dur);
+    e["args"] = {{"path", name}, {"step", step}, {"held_bytes", 0}};
+    return e;
+  };
+  json events = json::array({region("load", 0, 40, 0),
+                             region("denoise", 50, 30, 0),
+                             region("denoise", 100, 20, 1),
+                             {{"ph", "C"},
+                              {"name", "libtorch allocated bytes"},
+                              {"pid", 7},
+                              {"tid", 0},
+                              {"ts", 50},
+                              {"args", {{"cpu", 4096}}}}});
+  const std::string path = dir_.file("memory_rank0.json");
+  write_file(path, json({{"displayTimeUnit", "ns"},
+                         {"otherData", {{"producer", "regiontrace memory_snapshot"}}},
+                         {"traceEvents", events}})
+                       .dump());
+  const json s = run_cli_json("summary --json --by-step " + shell_quoted(path), 0);
+  EXPECT_EQ(s["ops"].size(), 0u) << s.dump(1);
+  expect_row(s["regions"], "denoise", 2, 50, 50);
+  expect_row(s["regions"], "load", 1, 40, 40);
+  ASSERT_EQ(s["steps"].size(), 2u);
+  EXPECT_EQ(s["steps"][1]["wall_from"], "region spans");
+  EXPECT_DOUBLE_EQ(s["steps"][0]["wall_us"].get<double>(), 80);
+}
+
 }  // namespace
 }  // namespace regiontrace::test

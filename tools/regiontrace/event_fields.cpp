@@ -1,0 +1,194 @@
+#include "event_fields.hpp"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace regiontrace::cli {
+namespace {
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+std::size_t skip_space(std::string_view s, std::size_t i) {
+  while (i < s.size() && is_space(s[i])) ++i;
+  return i;
+}
+
+// End of the string starting at the quote at i, or npos.
+std::size_t string_end(std::string_view s, std::size_t i) {
+  const std::size_t end = json_string_end(s.data(), i, s.size());
+  return end == 0 ? std::string_view::npos : end;
+}
+
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'"', '{', '}', '[', ']'}) t[c] = true;
+  return t;
+}();
+
+// End of the value starting at i, or npos.
+std::size_t value_end(std::string_view s, std::size_t i) {
+  if (i >= s.size()) return std::string_view::npos;
+  const char first = s[i];
+  if (first == '"') return string_end(s, i);
+  if (first == '{' || first == '[') {
+    int depth = 0;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(s.data());
+    for (; i < s.size(); ++i) {
+      while (i < s.size() && !kStructural[bytes[i]]) ++i;
+      if (i >= s.size()) break;
+      const char c = s[i];
+      if (c == '"') {
+        i = string_end(s, i);
+        if (i == std::string_view::npos) return i;
+        --i;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return std::string_view::npos;
+  }
+  const std::size_t start = i;
+  while (i < s.size() && !is_space(s[i]) && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+  return i == start ? std::string_view::npos : i;
+}
+
+}  // namespace
+
+std::size_t json_string_end(const char* text, std::size_t open, std::size_t size) {
+  std::size_t i = open + 1;
+  for (;;) {
+    const void* quote = i < size ? std::memchr(text + i, '"', size - i) : nullptr;
+    if (quote == nullptr) return 0;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(quote) - text);
+    // Escaped when an odd number of backslashes precede it.
+    std::size_t first = at;
+    while (first > open + 1 && text[first - 1] == '\\') --first;
+    if ((at - first) % 2 == 0) return at + 1;
+    i = at + 1;
+  }
+}
+
+bool EventFields::parse(std::string_view event) {
+  fields_.clear();
+  std::size_t i = skip_space(event, 0);
+  if (i >= event.size() || event[i] != '{') return false;
+  i = skip_space(event, i + 1);
+  if (i < event.size() && event[i] == '}') return true;
+  for (;;) {
+    if (i >= event.size() || event[i] != '"') return false;
+    const std::size_t key_end = string_end(event, i);
+    if (key_end == std::string_view::npos) return false;
+    const std::string_view key = event.substr(i + 1, key_end - i - 2);
+    i = skip_space(event, key_end);
+    if (i >= event.size() || event[i] != ':') return false;
+    i = skip_space(event, i + 1);
+    const std::size_t end = value_end(event, i);
+    if (end == std::string_view::npos) return false;
+    fields_.push_back({key, event.substr(i, end - i)});
+    i = skip_space(event, end);
+    if (i >= event.size()) return false;
+    if (event[i] == '}') return true;
+    if (event[i] != ',') return false;
+    i = skip_space(event, i + 1);
+  }
+}
+
+std::optional<std::string_view> EventFields::raw(std::string_view key) const {
+  for (const auto& f : fields_) {
+    if (f.key == key) return f.value;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> EventFields::string(std::string_view key) const {
+  auto v = raw(key);
+  if (!v || v->size() < 2 || v->front() != '"') return std::nullopt;
+  return v->substr(1, v->size() - 2);
+}
+
+std::optional<double> EventFields::number(std::string_view key) const {
+  auto v = raw(key);
+  if (!v) return std::nullopt;
+  double d = 0;
+  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), d);
+  if (ec != std::errc() || end != v->data() + v->size()) return std::nullopt;
+  return d;
+}
+
+std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
+  // Fast path: [-]digits[.digits], read exactly.
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && text[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  std::int64_t whole = 0;
+  std::size_t digits = 0;
+  // Up to 16 digits: wall-clock µs since the epoch (1.7e15) still fit in ns.
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 17) {
+    whole = whole * 10 + (text[i] - '0');
+    ++i;
+    ++digits;
+  }
+  if (digits > 0 && digits < 17 && whole < 9'000'000'000'000'000LL) {
+    std::int64_t frac = 0;
+    int frac_digits = 0;
+    bool round_up = false;
+    bool plain = true;
+    if (i < text.size() && text[i] == '.') {
+      ++i;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (frac_digits < 3) {
+          frac = frac * 10 + (text[i] - '0');
+          ++frac_digits;
+        } else if (frac_digits == 3) {
+          round_up = text[i] >= '5';
+          ++frac_digits;
+        }
+        ++i;
+      }
+    }
+    if (i != text.size()) plain = false;
+    if (plain) {
+      while (frac_digits < 3) {
+        frac *= 10;
+        ++frac_digits;
+      }
+      const std::int64_t ns = whole * 1000 + frac + (round_up ? 1 : 0);
+      return negative ? -ns : ns;
+    }
+  }
+  double d = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  // Beyond ±9e15 µs (285 years) nanoseconds no longer fit in 64 bits.
+  if (ec != std::errc() || end != text.data() + text.size() || !(std::fabs(d) < 9e15)) {
+    return std::nullopt;
+  }
+  return std::llround(d * 1000.0);
+}
+
+void append_ns_as_us(std::string& out, std::int64_t ns) {
+  if (ns < 0) {
+    out += '-';
+    ns = -ns;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), ns / 1000);
+  out.append(buf, end);
+  std::int64_t frac = ns % 1000;
+  if (frac == 0) return;
+  char digits[4] = {char('0' + frac / 100), char('0' + frac / 10 % 10), char('0' + frac % 10), 0};
+  int n = 3;
+  while (n > 0 && digits[n - 1] == '0') --n;
+  out += '.';
+  out.append(digits, static_cast<std::size_t>(n));
+}
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,48 @@
+// The top-level members of one trace event's JSON text, as views into it,
+// found without building a DOM: merge rewrites a few of them (pid, tid, ts,
+// ids) and copies the rest through byte for byte, which is what lets it
+// stream gigabytes quickly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace regiontrace::cli {
+
+struct EventField {
+  std::string_view key;    // as written, without quotes (escapes kept)
+  std::string_view value;  // raw JSON text
+};
+
+class EventFields {
+ public:
+  // Splits `event` (an object's text, as TraceEventStream returns it).
+  // Returns false when it is not a well-formed object at the top level.
+  bool parse(std::string_view event);
+
+  const std::vector<EventField>& fields() const { return fields_; }
+  std::optional<std::string_view> raw(std::string_view key) const;
+  // A string member's value without quotes (escapes kept: the keys merge
+  // and report compare against have none); nullopt when absent or not a string.
+  std::optional<std::string_view> string(std::string_view key) const;
+  std::optional<double> number(std::string_view key) const;
+
+ private:
+  std::vector<EventField> fields_;
+};
+
+// The index after the closing quote of the string whose opening quote is at
+// `open`, or 0 when the text ends first.
+std::size_t json_string_end(const char* text, std::size_t open, std::size_t size);
+
+// A JSON number's text in microseconds, as integer nanoseconds; exact for up
+// to three decimals (what regiontrace and Kineto write). nullopt when the
+// text is not a number.
+std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text);
+// Integer nanoseconds as microseconds with up to three decimals ("12.5").
+void append_ns_as_us(std::string& out, std::int64_t ns);
+
+}  // namespace regiontrace::cli

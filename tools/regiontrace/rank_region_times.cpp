@@ -1,0 +1,113 @@
+#include "rank_region_times.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <vector>
+
+#include "event_fields.hpp"
+#include "trace_event_stream.hpp"
+#include "trace_identity.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+constexpr std::string_view kRegionMarker = "region::";
+
+struct Span {
+  std::string pid;
+  std::int64_t ts_ns = 0;
+  std::int64_t dur_ns = 0;
+  std::string region;
+  std::optional<std::int64_t> step;
+};
+
+struct StepSpan {
+  std::int64_t ts_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t step = 0;
+};
+
+std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
+  if (!text) return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
+}
+
+// The region a complete event stands for, if it is a region span.
+std::optional<std::string> region_of(const EventFields& e, const EventFields& args) {
+  const auto cat = e.string("cat").value_or("");
+  if (cat == "gpu_user_annotation") return std::nullopt;  // Kineto's GPU-side copy
+  if (auto region = args.string("region")) return std::string(*region);
+  const auto name = e.string("name").value_or("");
+  const auto at = name.find(kRegionMarker);
+  if (at != std::string_view::npos) return std::string(name.substr(at + kRegionMarker.size()));
+  if (cat == "region") return std::string(name);
+  return std::nullopt;
+}
+
+}  // namespace
+
+RankRegionTimes read_rank_region_times(const std::string& path) {
+  RankRegionTimes out;
+  out.source = path;
+  TraceEventStream stream(path);
+  EventFields e;
+  EventFields args;
+  std::vector<Span> spans;
+  std::map<std::string, std::vector<StepSpan>> steps;  // pid -> step spans
+  std::string_view text;
+  while (stream.next(text)) {
+    if (!e.parse(text) || e.string("ph") != std::optional<std::string_view>("X")) continue;
+    const auto ts = e.raw("ts");
+    const auto dur = e.raw("dur");
+    if (!ts || !dur) continue;
+    const auto ts_ns = microseconds_text_to_ns(*ts);
+    const auto dur_ns = microseconds_text_to_ns(*dur);
+    if (!ts_ns || !dur_ns || *dur_ns < 0) continue;
+    const auto cat = e.string("cat").value_or("");
+    const auto name = e.string("name").value_or("");
+    // Cheap test first: most events are ops, which are no region spans.
+    const bool maybe_region = cat == "user_annotation" || cat == "region" || cat == "step" ||
+                              name.find(kRegionMarker) != std::string_view::npos;
+    if (!maybe_region) continue;
+    args.parse(e.raw("args").value_or("{}"));
+    const std::string pid(e.raw("pid").value_or("0"));
+    if (cat == "step") {
+      if (auto step = integer(args.raw("step"))) {
+        steps[pid].push_back({*ts_ns, *ts_ns + *dur_ns, *step});
+        out.step_ms[*step] += static_cast<double>(*dur_ns) / 1e6;
+      }
+      continue;
+    }
+    auto region = region_of(e, args);
+    if (!region) continue;
+    spans.push_back({pid, *ts_ns, *dur_ns, std::move(*region), integer(args.raw("step"))});
+  }
+  out.region_spans = spans.size();
+  for (auto& [pid, list] : steps) {
+    std::sort(list.begin(), list.end(),
+              [](const StepSpan& a, const StepSpan& b) { return a.ts_ns < b.ts_ns; });
+  }
+  for (const Span& s : spans) {
+    std::int64_t step = s.step.value_or(kWholeRun);
+    if (!s.step) {
+      auto found = steps.find(s.pid);
+      if (found != steps.end()) {
+        const auto& list = found->second;
+        auto it = std::upper_bound(list.begin(), list.end(), s.ts_ns,
+                                   [](std::int64_t t, const StepSpan& x) { return t < x.ts_ns; });
+        if (it != list.begin() && s.ts_ns < std::prev(it)->end_ns) step = std::prev(it)->step;
+      }
+    }
+    out.ms[s.region][step] += static_cast<double>(s.dur_ns) / 1e6;
+  }
+  const TraceIdentity id = identify_trace(path, stream.members());
+  out.rank = id.rank;
+  out.rank_from = id.rank_from;
+  out.sink = id.sink;
+  return out;
+}
+
+}  // namespace regiontrace::cli

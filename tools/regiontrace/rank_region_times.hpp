@@ -1,0 +1,37 @@
+// Time per region and step in one rank's trace, for `regiontrace report`.
+// Traces are streamed (TraceEventStream), so any size will do.
+//
+// Region spans are recognised by the conventions every regiontrace sink
+// follows, not by which sink wrote them: complete events (ph X) with
+// args.region (torch_profiler, timeline), or named "<prefix>.region::<name>"
+// / "region::<name>", or of category "region" (memory_snapshot's counter
+// trace). A span's step is its args.step, else the step span (category
+// "step", args.step) of its process that contains it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace regiontrace::cli {
+
+// Spans without a step (set_step never called) are counted under this step.
+inline constexpr std::int64_t kWholeRun = INT64_MIN;
+
+struct RankRegionTimes {
+  std::string source;
+  std::optional<std::int64_t> rank;  // what the trace states about itself
+  std::string rank_from;
+  std::string sink;
+  std::size_t region_spans = 0;
+  // region -> step -> (total ms, spans)
+  std::map<std::string, std::map<std::int64_t, double>> ms;
+  // Step spans' own duration: step -> ms (when the trace has step spans).
+  std::map<std::int64_t, double> step_ms;
+};
+
+// Throws std::runtime_error naming the file when it is not a Chrome trace.
+RankRegionTimes read_rank_region_times(const std::string& path);
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,152 @@
+#include "rank_report.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "trace_identity.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+RankSpread spread(std::int64_t step, std::map<std::int64_t, double> values) {
+  RankSpread s;
+  s.step = step;
+  s.values = std::move(values);
+  if (s.values.empty()) return s;
+  std::vector<double> sorted;
+  double sum = 0;
+  bool first = true;
+  for (const auto& [rank, v] : s.values) {
+    sorted.push_back(v);
+    sum += v;
+    if (first || v > s.max) {
+      s.max = v;
+      s.slowest_rank = rank;
+    }
+    first = false;
+  }
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  s.min = sorted.front();
+  s.median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  s.mean = sum / static_cast<double>(n);
+  s.imbalance = s.mean > 0 ? s.max / s.mean : 1.0;
+  for (double v : sorted) s.wait += s.max - v;
+  return s;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Ranks above the median by more than the criteria in more than `share` of rows.
+std::vector<Straggler> find_stragglers(const std::vector<RankSpread>& rows, const ReportCriteria& c,
+                                       double min_excess) {
+  std::map<std::int64_t, std::size_t> present;
+  std::map<std::int64_t, std::vector<double>> excess;
+  for (const RankSpread& row : rows) {
+    if (row.values.size() < 2) continue;
+    for (const auto& [rank, v] : row.values) {
+      ++present[rank];
+      const double over = v - row.median;
+      if (over > c.threshold * row.median && over > min_excess) excess[rank].push_back(over);
+    }
+  }
+  std::vector<Straggler> out;
+  for (const auto& [rank, overs] : excess) {
+    const std::size_t steps = present[rank];
+    if (static_cast<double>(overs.size()) > c.share * static_cast<double>(steps)) {
+      out.push_back({rank, overs.size(), steps, median_of(overs)});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Report build_report(std::vector<RankRegionTimes> traces, const std::vector<RankMemoryPeaks>& memory,
+                    const ReportCriteria& criteria) {
+  Report report;
+  report.criteria = criteria;
+  // Which rank each trace is; of several traces of one rank (torch_profiler
+  // and timeline of one run), the one with most region spans counts.
+  std::map<std::int64_t, std::size_t> chosen;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    ReportSource s;
+    s.source = traces[i].source;
+    s.sink = traces[i].sink;
+    s.region_spans = traces[i].region_spans;
+    if (traces[i].rank) {
+      s.rank = *traces[i].rank;
+      s.rank_from = traces[i].rank_from;
+    } else if (auto named = rank_from_file_name(s.source)) {
+      s.rank = *named;
+      s.rank_from = "file name";
+    } else {
+      s.rank = static_cast<std::int64_t>(i);
+      s.rank_from = "position";
+    }
+    auto [it, fresh] = chosen.emplace(s.rank, i);
+    if (!fresh && traces[i].region_spans > report.sources[it->second].region_spans) {
+      report.sources[it->second].used = false;
+      it->second = i;
+    } else if (!fresh) {
+      s.used = false;
+    }
+    report.sources.push_back(std::move(s));
+  }
+  std::set<std::int64_t> ranks;
+  std::map<std::string, std::map<std::int64_t, std::map<std::int64_t, double>>> by_region;
+  for (const auto& [rank, index] : chosen) {
+    ranks.insert(rank);
+    const RankRegionTimes& t = traces[index];
+    for (const auto& [region, steps] : t.ms) {
+      for (const auto& [step, ms] : steps) by_region[region][step][rank] = ms;
+    }
+    // Step spans: the step's wall time, as the pseudo-region "(step)".
+    for (const auto& [step, ms] : t.step_ms) by_region["(step)"][step][rank] = ms;
+  }
+  for (auto& [region, steps] : by_region) {
+    RegionReport r;
+    r.region = region;
+    std::map<std::int64_t, double> totals;
+    for (auto& [step, values] : steps) {
+      for (const auto& [rank, ms] : values) totals[rank] += ms;
+      r.steps.push_back(spread(step, std::move(values)));
+    }
+    r.total = spread(kWholeRun, std::move(totals));
+    r.total.wait = 0;
+    for (const auto& row : r.steps) r.total.wait += row.wait;
+    r.stragglers = find_stragglers(r.steps, criteria, criteria.min_excess_ms);
+    report.regions.push_back(std::move(r));
+  }
+  std::stable_sort(
+      report.regions.begin(), report.regions.end(),
+      [](const RegionReport& a, const RegionReport& b) { return a.total.max > b.total.max; });
+  std::map<std::pair<std::string, std::string>, std::map<std::int64_t, double>> peaks;
+  for (const RankMemoryPeaks& m : memory) {
+    ranks.insert(m.rank);
+    for (const auto& [key, bytes] : m.peak_bytes) {
+      double& slot = peaks[key][m.rank];
+      slot = std::max(slot, static_cast<double>(bytes));
+    }
+  }
+  for (auto& [key, values] : peaks) {
+    MemoryReport m;
+    m.region = key.first;
+    m.device = key.second;
+    m.peaks = spread(kWholeRun, std::move(values));
+    m.outliers = find_stragglers({m.peaks}, criteria, 0.0);
+    report.memory.push_back(std::move(m));
+  }
+  std::stable_sort(
+      report.memory.begin(), report.memory.end(),
+      [](const MemoryReport& a, const MemoryReport& b) { return a.peaks.max > b.peaks.max; });
+  report.ranks.assign(ranks.begin(), ranks.end());
+  return report;
+}
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,135 @@
+// `regiontrace report <traces or output folders>`: which rank is slow, per
+// region and step, from the ranks' traces (torch_profiler, timeline) and
+// memory summaries (see rank_report.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "command.hpp"
+#include "gzip_io.hpp"
+#include "memory_peaks.hpp"
+#include "rank_region_times.hpp"
+#include "report_output.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportArguments {
+  std::vector<std::string> inputs;
+  bool json = false;
+  std::string html;
+  ReportCriteria criteria;
+};
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+bool looks_like_json(const std::string& name) {
+  return ends_with(name, ".json") || ends_with(name, ".json.gz");
+}
+
+struct Inputs {
+  std::vector<RankRegionTimes> traces;
+  std::vector<RankMemoryPeaks> memory;
+  std::vector<std::string> skipped;  // files in folders that are neither
+};
+
+void read_file(const std::string& path, bool from_folder, Inputs& in) {
+  if (is_memory_summary_name(path)) {
+    in.memory.push_back(read_memory_peaks(path));
+    return;
+  }
+  try {
+    in.traces.push_back(read_rank_region_times(path));
+  } catch (const std::runtime_error& e) {
+    // A folder holds other outputs too (op summaries, region_stats, JSONL).
+    if (!from_folder) throw;
+    in.skipped.push_back(e.what());
+  }
+}
+
+Inputs read_inputs(const std::vector<std::string>& paths) {
+  Inputs in;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_regular_file() && looks_like_json(name))
+          files.push_back(entry.path().string());
+      }
+      if (ec) throw std::runtime_error(path + ": cannot list the folder (" + ec.message() + ")");
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) read_file(f, true, in);
+      continue;
+    }
+    if (!fs::is_regular_file(path, ec)) {
+      throw std::runtime_error(path +
+                               ": no such file or folder (give traces, memory summaries "
+                               "or the folders the sinks wrote them to)");
+    }
+    read_file(path, false, in);
+  }
+  if (in.traces.empty() && in.memory.empty()) {
+    throw std::runtime_error(
+        "no traces or memory summaries found in the inputs (looked for "
+        "*.json and *.json.gz Chrome traces and memory_summary_*.json)");
+  }
+  return in;
+}
+
+int run_report(const ReportArguments& args) {
+  Inputs in = read_inputs(args.inputs);
+  const Report report = build_report(std::move(in.traces), in.memory, args.criteria);
+  if (!args.html.empty()) {
+    OutputFile out(args.html);
+    out.buffer() += report_html(report);
+    out.close();
+  }
+  if (args.json) {
+    std::cout << report_json(report);
+  } else {
+    print_report_text(std::cout, report);
+    if (!args.html.empty()) std::cout << "\nHTML report: " << args.html << "\n";
+  }
+  if (!in.skipped.empty()) {
+    std::cerr << "regiontrace report: skipped " << in.skipped.size()
+              << " files of the folders that are not Chrome traces or memory summaries:\n";
+    for (const auto& why : in.skipped) std::cerr << "  " << why << "\n";
+  }
+  return kExitOk;
+}
+
+const CommandRegistration registration(60, [](CLI::App& app) -> Runner {
+  auto args = std::make_shared<ReportArguments>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Which rank is slow: per region and step, each rank's time, spread, stragglers");
+  cmd->add_option("inputs", args->inputs,
+                  "Per-rank traces (.json, .json.gz), memory summaries, or folders holding them")
+      ->required();
+  cmd->add_flag("--json", args->json, "Print one JSON object instead of tables");
+  cmd->add_option("--html", args->html,
+                  "Also write a self-contained HTML page with a plot per region");
+  cmd->add_option("--threshold", args->criteria.threshold,
+                  "A rank is slow in a step when above the median by more than this share of it")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-excess-ms", args->criteria.min_excess_ms,
+                  "... and by more than this many ms (ignores noise in short regions)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--share", args->criteria.share,
+                  "A straggler is slow in more than this share of the steps")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  return [args] { return run_report(*args); };
+});
+
+}  // namespace
+}  // namespace regiontrace::cli

@@ -1,0 +1,130 @@
+#include <cstdio>
+
+#include "report_output.hpp"
+#include "text_table.hpp"
+
+namespace regiontrace::cli {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  return buf;
+}
+
+std::string mib(double bytes) {
+  return fixed(bytes / (1024.0 * 1024.0), 1);
+}
+
+// Per-rank columns only while the table stays readable; --json has them all.
+constexpr std::size_t kMaxRankColumns = 8;
+
+void spread_table(std::ostream& out, const RegionReport& r,
+                  const std::vector<std::int64_t>& ranks) {
+  const bool per_rank = ranks.size() <= kMaxRankColumns;
+  std::vector<std::string> headers = {"step"};
+  if (per_rank) {
+    for (auto rank : ranks) headers.push_back("rank" + std::to_string(rank));
+  }
+  for (const char* h : {"min_ms", "median_ms", "max_ms", "slowest", "imbalance", "wait_ms"}) {
+    headers.push_back(h);
+  }
+  std::vector<TextTable::Align> align(headers.size(), TextTable::Align::kRight);
+  align[0] = TextTable::Align::kLeft;
+  TextTable table(headers, align);
+  auto add = [&](const std::string& label, const RankSpread& s) {
+    std::vector<std::string> row = {label};
+    if (per_rank) {
+      for (auto rank : ranks) {
+        auto it = s.values.find(rank);
+        row.push_back(it == s.values.end() ? "-" : fixed(it->second, 3));
+      }
+    }
+    row.push_back(fixed(s.min, 3));
+    row.push_back(fixed(s.median, 3));
+    row.push_back(fixed(s.max, 3));
+    row.push_back("rank " + std::to_string(s.slowest_rank));
+    row.push_back(fixed(s.imbalance, 3));
+    row.push_back(fixed(s.wait, 3));
+    table.add_row(std::move(row));
+  };
+  for (const auto& s : r.steps) add(s.step == kWholeRun ? "run" : std::to_string(s.step), s);
+  if (r.steps.size() > 1) add("all", r.total);
+  table.print(out);
+}
+
+}  // namespace
+
+std::string step_label(std::int64_t step) {
+  return step == kWholeRun ? "run" : "step " + std::to_string(step);
+}
+
+void print_report_text(std::ostream& out, const Report& report) {
+  out << "Ranks: " << report.ranks.size() << "\n";
+  for (const auto& s : report.sources) {
+    out << "  rank " << s.rank << " (from " << s.rank_from << "): " << s.source;
+    if (!s.sink.empty()) out << " [" << s.sink << "]";
+    out << ", " << s.region_spans << " region spans";
+    if (!s.used) out << " (not counted: another trace of this rank has more region spans)";
+    out << "\n";
+  }
+  for (const auto& r : report.regions) {
+    out << "\nRegion " << r.region << " (ms per rank";
+    if (r.steps.size() > 1) out << ", " << r.steps.size() << " steps";
+    out << "):\n";
+    spread_table(out, r, report.ranks);
+  }
+  const auto& c = report.criteria;
+  out << "\nStragglers (slower than the median by more than " << fixed(100 * c.threshold, 0)
+      << "% and " << fixed(c.min_excess_ms, 3) << " ms in more than " << fixed(100 * c.share, 0)
+      << "% of steps):\n";
+  bool any = false;
+  for (const auto& r : report.regions) {
+    for (const auto& s : r.stragglers) {
+      any = true;
+      out << "  " << r.region << ": rank " << s.rank << " in " << s.slow_steps << " of " << s.steps
+          << " steps, median excess " << fixed(s.median_excess, 3) << " ms\n";
+    }
+  }
+  if (!any) out << "  none\n";
+  if (report.memory.empty()) return;
+  out << "\nMemory peaks (MiB per rank):\n";
+  std::vector<std::string> headers = {"region", "device"};
+  const bool per_rank = report.ranks.size() <= kMaxRankColumns;
+  if (per_rank) {
+    for (auto rank : report.ranks) headers.push_back("rank" + std::to_string(rank));
+  }
+  for (const char* h : {"min", "median", "max", "highest", "imbalance"}) headers.push_back(h);
+  std::vector<TextTable::Align> align(headers.size(), TextTable::Align::kRight);
+  align[0] = align[1] = TextTable::Align::kLeft;
+  TextTable table(headers, align);
+  for (const auto& m : report.memory) {
+    std::vector<std::string> row = {m.region, m.device};
+    if (per_rank) {
+      for (auto rank : report.ranks) {
+        auto it = m.peaks.values.find(rank);
+        row.push_back(it == m.peaks.values.end() ? "-" : mib(it->second));
+      }
+    }
+    row.push_back(mib(m.peaks.min));
+    row.push_back(mib(m.peaks.median));
+    row.push_back(mib(m.peaks.max));
+    row.push_back("rank " + std::to_string(m.peaks.slowest_rank));
+    row.push_back(fixed(m.peaks.imbalance, 3));
+    table.add_row(std::move(row));
+  }
+  table.print(out);
+  out << "\nMemory outliers (peak above the median by more than " << fixed(100 * c.threshold, 0)
+      << "%):\n";
+  any = false;
+  for (const auto& m : report.memory) {
+    for (const auto& s : m.outliers) {
+      any = true;
+      out << "  " << m.region << " on " << m.device << ": rank " << s.rank << ", "
+          << mib(s.median_excess) << " MiB above the median\n";
+    }
+  }
+  if (!any) out << "  none\n";
+}
+
+}  // namespace regiontrace::cli

@@ -1,0 +1,273 @@
+#include "trace_event_stream.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <stdexcept>
+#include "event_fields.hpp"
+
+#include <sys/stat.h>
+
+namespace regiontrace::cli {
+namespace {
+
+constexpr std::size_t kChunk = 1 << 20;
+// One event may be as large as this; the buffer never grows beyond it plus a
+// chunk, which bounds the memory a stream holds.
+constexpr std::size_t kMaxValue = 256u << 20;
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The bytes a scan for a value's end stops at: quotes and brackets.
+constexpr std::array<bool, 256> kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'"', '{', '}', '[', ']'}) t[c] = true;
+  return t;
+}();
+
+}  // namespace
+
+TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
+  // A device or pipe (`/dev/zero`) would be read without end: traces are files.
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    throw std::runtime_error(path + (S_ISDIR(info.st_mode)
+                                         ? ": is a folder, not a trace file"
+                                         : ": is not a regular file (a device, pipe or socket)"));
+  }
+  file_ = gzopen(path.c_str(), "rb");
+  if (file_ == nullptr) {
+    throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  }
+  gzbuffer(file_, 1 << 18);
+  buffer_.reserve(2 * kChunk);
+  // A constructor that throws runs no destructor: the file is closed here.
+  try {
+    const int first = peek_nonspace();
+    if (first == '[') {
+      ++pos_;
+      array_form_ = true;
+      state_ = State::kEvents;
+    } else if (first == '{') {
+      ++pos_;
+      read_members_until_events();
+    } else {
+      fail(
+          "not a Chrome trace (expected an object with a \"traceEvents\" array, or an array "
+          "of events)");
+    }
+  } catch (...) {
+    gzclose(file_);
+    file_ = nullptr;
+    throw;
+  }
+}
+
+TraceEventStream::~TraceEventStream() {
+  if (file_ != nullptr) gzclose(file_);
+}
+
+void TraceEventStream::fail(const std::string& what) const {
+  throw std::runtime_error(path_ + ": " + what + " (at byte " + std::to_string(offset()) + ")");
+}
+
+bool TraceEventStream::fill() {
+  if (eof_) return false;
+  // Drop what was consumed so the buffer holds only the value in hand.
+  if (pos_ > 0 && pos_ >= buffer_.size() / 2) {
+    buffer_.erase(0, pos_);
+    consumed_ += pos_;
+    pos_ = 0;
+  }
+  const std::size_t old = buffer_.size();
+  buffer_.resize(old + kChunk);
+  const int n = gzread(file_, &buffer_[old], static_cast<unsigned>(kChunk));
+  if (n < 0) {
+    int code = 0;
+    const char* message = gzerror(file_, &code);
+    buffer_.resize(old);
+    fail(std::string("damaged gzip stream: ") + (message ? message : "read error"));
+  }
+  buffer_.resize(old + static_cast<std::size_t>(n));
+  if (n == 0) {
+    eof_ = true;
+    // zlib reports a gzip stream cut short only here, as a soft error.
+    int code = Z_OK;
+    gzerror(file_, &code);
+    if (code == Z_BUF_ERROR) fail("damaged or truncated gzip data (unexpected end of file)");
+  }
+  return n > 0;
+}
+
+int TraceEventStream::peek_nonspace() {
+  for (;;) {
+    while (pos_ < buffer_.size() && is_space(buffer_[pos_])) ++pos_;
+    if (pos_ < buffer_.size()) return static_cast<unsigned char>(buffer_[pos_]);
+    if (!fill()) return -1;
+  }
+}
+
+char TraceEventStream::take_nonspace() {
+  const int c = peek_nonspace();
+  if (c < 0) fail("unexpected end of file: the trace was cut short");
+  ++pos_;
+  return static_cast<char>(c);
+}
+
+// Scans from `start` (a value's first byte) to the byte after it, reading
+// more input when the value runs past the buffer. Numbers, true, false and
+// null end at the next delimiter.
+std::size_t TraceEventStream::value_end(std::size_t start) {
+  for (;;) {
+    std::size_t i = start;
+    int depth = 0;
+    bool complete = false;
+    const char* data = buffer_.data();
+    const std::size_t size = buffer_.size();
+    const char first = data[i];
+    if (first == '{' || first == '[' || first == '"') {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(data);
+      while (i < size) {
+        while (i < size && !kStructural[bytes[i]]) ++i;
+        if (i >= size) break;
+        const char c = data[i];
+        if (c == '"') {
+          const std::size_t end = json_string_end(data, i, size);
+          if (end == 0) {
+            i = size;
+            break;
+          }
+          i = end;
+          if (depth == 0) {
+            complete = true;
+            break;
+          }
+          continue;
+        }
+        if (c == '{' || c == '[') {
+          ++depth;
+        } else if (--depth == 0) {
+          ++i;
+          complete = true;
+          break;
+        } else if (depth < 0) {
+          fail("unbalanced brackets");
+        }
+        ++i;
+      }
+    } else {
+      while (i < size && !is_space(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']') {
+        ++i;
+      }
+      complete = i < size;
+      if (i == start && complete) fail(std::string("unexpected '") + data[i] + "'");
+    }
+    if (complete) return i;
+    // Keep the value's offset across the refill, which may move the front.
+    const std::size_t relative = start - pos_;
+    if (size - pos_ > kMaxValue) {
+      fail("a value larger than " + std::to_string(kMaxValue >> 20) + " MiB");
+    }
+    if (!fill()) {
+      if (first != '{' && first != '[' && first != '"' && i > start) return i;
+      fail("unexpected end of file: the trace was cut short");
+    }
+    start = pos_ + relative;
+  }
+}
+
+std::string TraceEventStream::read_key() {
+  if (take_nonspace() != '"') fail("expected a key (a string) in the top-level object");
+  --pos_;
+  const std::size_t end = value_end(pos_);
+  std::string key = buffer_.substr(pos_ + 1, end - pos_ - 2);
+  pos_ = end;
+  if (take_nonspace() != ':') fail("expected ':' after key \"" + key + "\"");
+  return key;
+}
+
+void TraceEventStream::read_members_until_events() {
+  if (peek_nonspace() == '}') {
+    ++pos_;
+    fail("not a Chrome trace (no \"traceEvents\" array)");
+  }
+  for (;;) {
+    std::string key = read_key();
+    if (peek_nonspace() < 0) fail("unexpected end of file after key \"" + key + "\"");
+    if (key == "traceEvents") {
+      if (buffer_[pos_] != '[') fail("\"traceEvents\" is not an array");
+      ++pos_;
+      state_ = State::kEvents;
+      return;
+    }
+    const std::size_t end = value_end(pos_);
+    members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
+    pos_ = end;
+    const char c = take_nonspace();
+    if (c == '}') fail("not a Chrome trace (no \"traceEvents\" array)");
+    if (c != ',') fail("expected ',' or '}' between top-level members");
+  }
+}
+
+void TraceEventStream::read_trailer() {
+  for (;;) {
+    const char c = take_nonspace();
+    if (c == '}') break;
+    if (c != ',') fail("expected ',' or '}' after the event array");
+    std::string key = read_key();
+    if (peek_nonspace() < 0) fail("unexpected end of file after key \"" + key + "\"");
+    const std::size_t end = value_end(pos_);
+    members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
+    pos_ = end;
+  }
+  if (peek_nonspace() >= 0) fail("text after the end of the trace");
+  state_ = State::kDone;
+}
+
+bool TraceEventStream::next(std::string_view& event) {
+  if (state_ != State::kEvents) return false;
+  int c = peek_nonspace();
+  if (c < 0) fail("unexpected end of file: the trace was cut short");
+  if (!first_event_) {
+    if (c == ',') {
+      ++pos_;
+      c = peek_nonspace();
+    } else if (c != ']') {
+      fail("expected ',' or ']' between events");
+    }
+  }
+  if (c == ']') {
+    ++pos_;
+    if (array_form_) {
+      if (peek_nonspace() >= 0) fail("text after the end of the trace");
+      state_ = State::kDone;
+    } else {
+      state_ = State::kTrailer;
+      read_trailer();
+    }
+    return false;
+  }
+  if (c < 0) fail("unexpected end of file: the trace was cut short");
+  if (c != '{') {
+    fail("event " + std::to_string(events_) +
+         " is not an object: not a Chrome trace (its events are objects such as "
+         "{\"name\":..., \"ph\":\"X\", \"ts\":...})");
+  }
+  first_event_ = false;
+  const std::size_t end = value_end(pos_);
+  event = std::string_view(buffer_.data() + pos_, end - pos_);
+  pos_ = end;
+  ++events_;
+  return true;
+}
+
+void TraceEventStream::finish() {
+  std::string_view event;
+  while (next(event)) {
+  }
+}
+
+}  // namespace regiontrace::cli

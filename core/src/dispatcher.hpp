@@ -46,6 +46,7 @@ class Dispatcher {
 
   std::uint64_t enter(RegionId id);
   void leave(std::uint64_t token, bool unwinding);
+  void leave_scope(std::uint64_t token);
   // Ends every region still open on the calling thread (thread exit).
   void close_thread(ThreadStack& stack);
 

@@ -33,10 +33,12 @@ for program in "${programs[@]}"; do
   name="$(basename "$program")"
   echo "== $name" >&2
   log="$logs/$name.txt"
-  if ! "$program" --benchmark_repetitions="$repetitions" "$@" > "$log" 2>&1; then
+  if ! "$program" --benchmark_repetitions="$repetitions" --benchmark_color=false "$@" \
+      > "$log" 2>&1; then
     failed+=("$name")
   fi
-  lines="$(grep '^VERDICT | ' "$log" || true)"
+  # The console reporter may leave a colour code in front of the first line.
+  lines="$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep '^VERDICT | ' || true)"
   if [ -z "$lines" ]; then
     rows+="| $name | (no verdict lines) | | | | | |"$'\n'
     continue

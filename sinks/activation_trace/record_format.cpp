@@ -25,7 +25,10 @@ constexpr std::size_t kErrorPrefix = 12;  // "<error: " + '>' + quotes, rounded 
 inline char* put(char* p, std::string_view s) {
   const std::size_t n = s.size();
   const char* q = s.data();
-  if (n >= 8 && n <= 16) {
+  if (n > 16 && n <= 32) {
+    std::memcpy(p, q, 16);
+    std::memcpy(p + n - 16, q + n - 16, 16);
+  } else if (n >= 8 && n <= 16) {
     std::memcpy(p, q, 8);
     std::memcpy(p + n - 8, q + n - 8, 8);
   } else if (n >= 4 && n < 8) {
@@ -127,36 +130,24 @@ RecordFormatter::RecordFormatter(StatSet stats, int rank) : stats_(std::move(sta
   prefix_ = "{\"v\":" + std::to_string(kSchemaVersion) + ",\"module\":";
   summary_rank_ = ",\"rank\":" + std::to_string(rank);
   rank_ = summary_rank_ + ",\"seq\":";
+  // What bound() does not count per record: the fixed text, and every
+  // statistic at its longest (an error string's "<error: >" included).
+  fixed_bound_ = prefix_.size() + rank_.size() + 64 + 2 * kNumberMax;
   for (Stat stat : stats_.order()) {
     keys_.push_back(",\"" + std::string(stat_name(stat)) + "\":");
-    keys_size_ += keys_.back().size();
+    fixed_bound_ += keys_.back().size() + kErrorPrefix + kNumberMax;
+    has_shape_ = has_shape_ || stat == Stat::kShape;
+    has_text_stats_ =
+        has_text_stats_ || stat == Stat::kDtype || stat == Stat::kDevice || stat == Stat::kHash;
   }
 }
 
 std::size_t RecordFormatter::bound(const ActivationRecord& r) const {
   const TensorStats& s = r.stats;
-  const std::size_t names = r.module().size() + r.tensor().size() + r.op().size();
-  std::size_t n = prefix_.size() + rank_.size() + keys_size_ + 64 + kEscapedCharMax * names;
-  n += 2 * kNumberMax;  // step, seq
-  for (Stat stat : stats_.order()) {
-    switch (stat) {
-      case Stat::kShape:
-        n += 2 + s.shape.size() * 21;
-        break;
-      case Stat::kDtype:
-        n += 2 + kEscapedCharMax * s.dtype.size();
-        break;
-      case Stat::kDevice:
-        n += 2 + kEscapedCharMax * s.device.size();
-        break;
-      case Stat::kHash:
-        n += kErrorPrefix + kEscapedCharMax * std::max<std::size_t>(s.hash_error.size(), 8);
-        break;
-      default:
-        n += kErrorPrefix + kNumberMax + kEscapedCharMax * s.error.size();
-    }
-  }
-  return n;
+  std::size_t text = r.module().size() + r.tensor().size() + r.op().size();
+  if (has_text_stats_) text += s.dtype.size() + s.device.size() + s.hash_error.size() + 8;
+  return fixed_bound_ + kEscapedCharMax * (text + stats_.order().size() * s.error.size()) +
+         (has_shape_ ? 21 * s.shape.size() : 0);
 }
 
 void RecordFormatter::append(std::string& out, const ActivationRecord& r) const {
@@ -200,9 +191,9 @@ char* RecordFormatter::append_stat(char* p, Stat stat, const TensorStats& s) con
       *p++ = ']';
       return p;
     case Stat::kDtype:
-      return put_escaped(p, s.dtype);
+      return put_name(p, s.dtype);
     case Stat::kDevice:
-      return put_escaped(p, s.device);
+      return put_name(p, s.device);
     case Stat::kHash:
       if (s.hash) return put_hex(p, *s.hash);
       return put_error(p, s.hash_error.empty() ? "no hash" : s.hash_error);

@@ -40,10 +40,12 @@ class RecordFormatter {
 
   StatSet stats_;
   std::vector<std::string> keys_;  // ,"abs_mean": per requested statistic
-  std::size_t keys_size_ = 0;      // their total length
-  std::string prefix_;             // {"v":1,"module":
-  std::string rank_;               // ,"rank":N,"seq":
-  std::string summary_rank_;       // ,"rank":N
+  std::size_t fixed_bound_ = 0;    // bound() of a record with empty names and texts
+  bool has_shape_ = false;
+  bool has_text_stats_ = false;  // dtype, device or hash
+  std::string prefix_;           // {"v":1,"module":
+  std::string rank_;             // ,"rank":N,"seq":
+  std::string summary_rank_;     // ,"rank":N
 };
 
 }  // namespace regiontrace::activation

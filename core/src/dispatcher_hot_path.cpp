@@ -117,7 +117,33 @@ __attribute__((always_inline)) inline void Dispatcher::pop(ThreadStack& stack, b
   stack.pop();
 }
 
+// The common case while sinks run, a region no sink selected, is a leaf
+// function: no registers to save, no calls. Everything else goes through
+// enter_slow.
 __attribute__((always_inline)) inline std::uint64_t Dispatcher::enter(RegionId id) {
+  ThreadStack* stack = t_stack;
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (__builtin_expect(stack != nullptr && t != nullptr && !stack->full(), 1)) {
+    if (__builtin_expect(t->region_mask(id) != 0, 0)) return enter_selected(*stack, *t, id);
+    const std::uint64_t inside = inside_mask(stack, *t);
+    const std::uint64_t token = stack->next_token();
+    Frame& f = stack->push();
+    f.id = id;
+    f.generation = t->generation();
+    f.token = token;
+    f.inside = inside;
+    f.delivered = 0;
+    return token;
+  }
+  return enter_slow(id);
+}
+
+std::uint64_t Dispatcher::enter_selected(ThreadStack& stack, const RoutingTable& table,
+                                         RegionId id) {
+  return push(stack, table, id, stack.next_token());
+}
+
+std::uint64_t Dispatcher::enter_slow(RegionId id) {
   ThreadStack* stack = t_stack;
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
@@ -146,6 +172,18 @@ __attribute__((always_inline)) inline void Dispatcher::leave(std::uint64_t token
 // (delivered) region began.
 __attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t token) {
   ThreadStack* stack = t_stack;
+  // The common case, as in enter: the innermost frame, delivered to no sink.
+  if (__builtin_expect(stack != nullptr && (token & kTokenDelivered) == 0 && !stack->empty(), 1)) {
+    const Frame& top = stack->top();
+    if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
+      stack->pop();
+      return;
+    }
+  }
+  leave_scope_slow(stack, token);
+}
+
+void Dispatcher::leave_scope_slow(ThreadStack* stack, std::uint64_t token) {
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
     if (stack == nullptr) return;

@@ -97,7 +97,8 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
     if (r.run_type != Run::RT_Iteration || r.iterations <= 0) continue;
     Figures& f = runs_[r.benchmark_name()];
     f.real_ns.push_back(r.real_accumulated_time / static_cast<double>(r.iterations) * 1e9);
-    f.cpu_ns.push_back(r.GetAdjustedCPUTime());
+    // GetAdjustedCPUTime() is in the benchmark's display unit, not ns.
+    f.cpu_ns.push_back(r.cpu_accumulated_time / static_cast<double>(r.iterations) * 1e9);
     for (const auto& [name, c] : r.counters) {
       f.counters[name].push_back(c.value);
       last_counters_[name] = c.value;

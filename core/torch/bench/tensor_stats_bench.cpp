@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -108,17 +109,23 @@ BENCHMARK(BM_EmptyLoop);
 
 int main(int argc, char** argv) {
   using regiontrace::bench::Verdict;
+  // One intra-op thread unless OMP_NUM_THREADS says otherwise: the targets
+  // are per thread, and on one thread CPU time (immune to other programs'
+  // turns on a shared machine) is the whole cost.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) at::set_num_threads(1);
+  const bool one_thread = at::get_num_threads() == 1;
   benchmark::Initialize(&argc, argv);
   regiontrace::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto ms = [&reporter](const std::string& name) {
-    auto s = reporter.real_spread(name);
+  const auto ms = [&reporter, one_thread](const std::string& name) {
+    auto s = one_thread ? reporter.cpu_spread(name) : reporter.real_spread(name);
     s.min /= 1e6;
     s.median /= 1e6;
     return s;
   };
   const char* kinds[2][2] = {{"fp32", "bf16:0"}, {"bf16", "bf16:1"}};
-  std::printf("\n16M elements, %d intra-op threads\n", at::get_num_threads());
+  std::printf("\n16M elements, %d intra-op threads (%s time)\n", at::get_num_threads(),
+              one_thread ? "CPU" : "wall");
   for (const auto& k : kinds) {
     const std::string suffix = std::string("/") + k[1] + "/real_time";
     const auto fused = ms("BM_Fused" + suffix);

@@ -49,6 +49,9 @@ for program in "${programs[@]}"; do
 done
 
 model="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || echo unknown)"
+# Before the results file is rewritten, which would count as a change.
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git diff --quiet -- . ":!$results" 2>/dev/null || commit+=" (with local changes)"
 {
   echo "# Benchmark results"
   echo
@@ -57,7 +60,7 @@ model="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//' || e
   echo "figures of the same run. Full output of each program: \`$logs/\`."
   echo
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+  echo "- commit: $commit"
   echo "- nproc: $(nproc)"
   echo "- CPU: $model"
   echo "- load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,10 +13,6 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <immintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -400,103 +396,6 @@ bool has_avx512() {
   return yes;
 }
 #define RT_HAVE_AVX512_VARIANT 1
-
-// bf16 on AVX2 machines. Widening bf16 is a 16-bit shift into the high
-// half of a float: interleaving 16 raw elements with zeros (vpunpck{l,h}wd)
-// widens them in one instruction per 8, in a lane order that no statistic
-// depends on. The doubles then come from the float registers (vcvtps2pd and
-// one extract per 8) instead of four more instructions per 4 from memory, and
-// the square sums are fused multiply-adds: 2.1 instead of 3.75 instructions
-// per element, which is what kept bf16 at 3x a sum() pass (sum() reads half
-// the bytes of fp32 and is bound by memory, the statistics by instructions).
-#define RT_AVX2_FMA __attribute__((target("avx2,fma")))
-
-struct Sums4 {
-  __m256d s, q, a;
-};
-
-RT_AVX2_FMA RT_ALWAYS_INLINE void add_sums4(Sums4& g, __m256d& q, __m256d x, __m256d shift,
-                                            __m256d abs_mask) {
-  const __m256d d = _mm256_sub_pd(x, shift);
-  g.s = _mm256_add_pd(g.s, d);
-  q = _mm256_fmadd_pd(d, d, q);
-  g.a = _mm256_add_pd(g.a, _mm256_and_pd(x, abs_mask));
-}
-
-RT_AVX2_FMA double lane_sum(__m256d v) {
-  alignas(32) double lanes[4];
-  _mm256_store_pd(lanes, v);
-  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
-
-RT_AVX2_FMA bool scan_fast_bf16_avx2(const c10::BFloat16* p, std::int64_t n, Partial* out) {
-  const double first = load(p);
-  if (!std::isfinite(first)) return false;
-  const __m256d shift = _mm256_set1_pd(first);
-  const __m256d abs_mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
-  const __m256i zero_words = _mm256_setzero_si256();
-  const __m256 zero = _mm256_setzero_ps();
-  const std::int64_t vector_end = n - n % 16;
-  // Two passes over the block (it is in L2): in one, the twelve
-  // accumulators no longer fit the sixteen registers and two go through the
-  // stack, a store and a load on the sums' dependency chain.
-  __m256 lo = _mm256_set1_ps(static_cast<float>(first));
-  __m256 hi = lo;
-  __m256i zeros = _mm256_setzero_si256();
-  for (std::int64_t i = 0; i < vector_end; i += 16) {
-    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const __m256 a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero_words, raw));
-    const __m256 b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero_words, raw));
-    lo = _mm256_min_ps(a, _mm256_min_ps(b, lo));  // x < lo ? x : lo, as the generic loop
-    hi = _mm256_max_ps(a, _mm256_max_ps(b, hi));
-    zeros = _mm256_sub_epi32(zeros, _mm256_castps_si256(_mm256_cmp_ps(a, zero, _CMP_EQ_OQ)));
-    zeros = _mm256_sub_epi32(zeros, _mm256_castps_si256(_mm256_cmp_ps(b, zero, _CMP_EQ_OQ)));
-  }
-  // Four chains of squares (a fused multiply-add waits 4 cycles on the
-  // last), two of sums and of absolute values.
-  Sums4 g0{_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
-  Sums4 g1 = g0;
-  __m256d q2 = _mm256_setzero_pd();
-  __m256d q3 = _mm256_setzero_pd();
-  for (std::int64_t i = 0; i < vector_end; i += 16) {
-    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const __m256 a = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero_words, raw));
-    const __m256 b = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero_words, raw));
-    add_sums4(g0, g0.q, _mm256_cvtps_pd(_mm256_castps256_ps128(a)), shift, abs_mask);
-    add_sums4(g1, g1.q, _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)), shift, abs_mask);
-    add_sums4(g0, q2, _mm256_cvtps_pd(_mm256_castps256_ps128(b)), shift, abs_mask);
-    add_sums4(g1, q3, _mm256_cvtps_pd(_mm256_extractf128_ps(b, 1)), shift, abs_mask);
-  }
-  g0.q = _mm256_add_pd(g0.q, q2);
-  g1.q = _mm256_add_pd(g1.q, q3);
-  const std::int64_t i = vector_end;
-  Partial r;
-  r.min = r.max = first;
-  const double sd = lane_sum(_mm256_add_pd(g0.s, g1.s));
-  const double qd = lane_sum(_mm256_add_pd(g0.q, g1.q));
-  r.abs_sum = lane_sum(_mm256_add_pd(g0.a, g1.a));
-  alignas(32) float lo_lanes[8], hi_lanes[8];
-  alignas(32) std::int32_t zero_lanes[8];
-  _mm256_store_ps(lo_lanes, lo);
-  _mm256_store_ps(hi_lanes, hi);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(zero_lanes), zeros);
-  double zero_count = 0;
-  for (int j = 0; j < 8; ++j) {
-    zero_count += zero_lanes[j];
-    r.min = std::min(r.min, static_cast<double>(lo_lanes[j]));
-    r.max = std::max(r.max, static_cast<double>(hi_lanes[j]));
-  }
-  return finish_fast(p, i, n, first, sd, qd, zero_count, r, out);
-}
-
-RT_AVX2_FMA void scan_bf16_avx2_fma(const c10::BFloat16* p, std::int64_t n, Partial* o) {
-  if (!scan_fast_bf16_avx2(p, n, o)) scan_slow(p, n, o);
-}
-
-bool has_avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
 #endif
 
 }  // namespace
@@ -534,9 +433,6 @@ void scan_contiguous(ElementKind kind, const void* data, std::int64_t n, Partial
     case ElementKind::kBF16:
 #if defined(RT_HAVE_AVX512_VARIANT)
       if (has_avx512()) return scan_bf16_avx512(static_cast<const c10::BFloat16*>(data), n, out);
-      if (has_avx2_fma()) {
-        return scan_bf16_avx2_fma(static_cast<const c10::BFloat16*>(data), n, out);
-      }
 #endif
       return scan_bf16(static_cast<const c10::BFloat16*>(data), n, out);
     case ElementKind::kU8:

@@ -8,6 +8,7 @@ packages=(
   libtorch-dev            # libtorch (CPU) for core/torch and the torch sinks
   libyaml-cpp-dev         # YAML profiles and region catalogs
   libre2-dev              # the activation_trace sink's user patterns (linear-time regex)
+  libfmt-dev              # activation_trace: Dragonbox for the JSONL's doubles (header-only use)
   libboost-dev            # Boost.DLL (plugins) and Boost.PropertyTree (config tree)
   libgtest-dev libbenchmark-dev
   libsimdjson-dev         # the CLI's JSON reader (diff, merge, summary)

@@ -46,6 +46,7 @@ class Dispatcher {
 
   std::uint64_t enter(RegionId id);
   void leave(std::uint64_t token, bool unwinding);
+  void leave_scope(std::uint64_t token);
   // Ends every region still open on the calling thread (thread exit).
   void close_thread(ThreadStack& stack);
 
@@ -67,6 +68,10 @@ class Dispatcher {
   static Dispatcher* const instance_;
   void route_new_region(const RegionEntry& entry);
   void route_region(RoutingTable& table, const RegionEntry& entry);
+  __attribute__((noinline)) std::uint64_t enter_slow(RegionId id);
+  __attribute__((noinline)) std::uint64_t enter_selected(ThreadStack& stack,
+                                                         const RoutingTable& table, RegionId id);
+  __attribute__((noinline)) void leave_scope_slow(ThreadStack* stack, std::uint64_t token);
   std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
                      std::uint64_t token);
   void pop(ThreadStack& stack, bool unwinding);

@@ -101,6 +101,7 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
   if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
   if (delivered == 0) return token;
   deliver_begin(stack, table, f);
+  f.uncaught = stack.uncaught_exceptions();
   return token | kTokenDelivered;
 }
 
@@ -116,7 +117,33 @@ __attribute__((always_inline)) inline void Dispatcher::pop(ThreadStack& stack, b
   stack.pop();
 }
 
-inline std::uint64_t Dispatcher::enter(RegionId id) {
+// The common case while sinks run, a region no sink selected, is a leaf
+// function: no registers to save, no calls. Everything else goes through
+// enter_slow.
+__attribute__((always_inline)) inline std::uint64_t Dispatcher::enter(RegionId id) {
+  ThreadStack* stack = t_stack;
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (__builtin_expect(stack != nullptr && t != nullptr && !stack->full(), 1)) {
+    if (__builtin_expect(t->region_mask(id) != 0, 0)) return enter_selected(*stack, *t, id);
+    const std::uint64_t inside = inside_mask(stack, *t);
+    const std::uint64_t token = stack->next_token();
+    Frame& f = stack->push();
+    f.id = id;
+    f.generation = t->generation();
+    f.token = token;
+    f.inside = inside;
+    f.delivered = 0;
+    return token;
+  }
+  return enter_slow(id);
+}
+
+std::uint64_t Dispatcher::enter_selected(ThreadStack& stack, const RoutingTable& table,
+                                         RegionId id) {
+  return push(stack, table, id, stack.next_token());
+}
+
+std::uint64_t Dispatcher::enter_slow(RegionId id) {
   ThreadStack* stack = t_stack;
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
@@ -127,7 +154,7 @@ inline std::uint64_t Dispatcher::enter(RegionId id) {
   return push(*stack, *t, id, stack->next_token());
 }
 
-inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
+__attribute__((always_inline)) inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
   ThreadStack* stack = t_stack;
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();  // an end() on a thread that never began one
@@ -141,6 +168,42 @@ inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
   leave_out_of_order(*stack, token, unwinding);
 }
 
+// A scope's end: unwinding when more exceptions are in flight than when the
+// (delivered) region began.
+__attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t token) {
+  ThreadStack* stack = t_stack;
+  // The common case, as in enter: the innermost frame, delivered to no sink.
+  if (__builtin_expect(stack != nullptr && (token & kTokenDelivered) == 0 && !stack->empty(), 1)) {
+    const Frame& top = stack->top();
+    if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
+      stack->pop();
+      return;
+    }
+  }
+  leave_scope_slow(stack, token);
+}
+
+void Dispatcher::leave_scope_slow(ThreadStack* stack, std::uint64_t token) {
+  if (__builtin_expect(stack == nullptr, 0)) {
+    stack = current_thread_stack();
+    if (stack == nullptr) return;
+  }
+  const bool delivered = (token & kTokenDelivered) != 0;
+  token &= ~kTokenDelivered;
+  if (__builtin_expect(!stack->empty() && stack->top().token == token, 1)) {
+    pop(*stack, delivered && stack->uncaught_exceptions() > stack->top().uncaught);
+    return;
+  }
+  bool unwinding = false;
+  for (std::uint32_t i = stack->depth(); delivered && i-- > 0;) {
+    if (stack->at(i).token == token) {
+      unwinding = stack->uncaught_exceptions() > stack->at(i).uncaught;
+      break;
+    }
+  }
+  leave_out_of_order(*stack, token, unwinding);
+}
+
 // The exported entry points of <regiontrace/regiontrace.hpp>, here so that
 // enter/leave inline into them.
 std::uint64_t enter(RegionId id) {
@@ -148,6 +211,9 @@ std::uint64_t enter(RegionId id) {
 }
 void leave(std::uint64_t token, bool unwinding) {
   Dispatcher::instance().leave(token, unwinding);
+}
+void leave_scope(std::uint64_t token) {
+  Dispatcher::instance().leave_scope(token);
 }
 
 void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding) {

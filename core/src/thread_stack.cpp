@@ -1,8 +1,25 @@
 #include "thread_stack.hpp"
 
+#include <cxxabi.h>
+
 #include "region_registry.hpp"
 
 namespace regiontrace::detail {
+namespace {
+
+// The per-thread exception globals of the Itanium C++ ABI (section 2.2.2),
+// which libstdc++ and libc++abi both lay out so; std::uncaught_exceptions()
+// returns the second member.
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+}  // namespace
+
+ThreadStack::ThreadStack(std::uint64_t number)
+    : number_(number),
+      uncaught_(&reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions) {}
 
 std::string_view ThreadStack::path(std::uint32_t depth) {
   if (depth > depth_) depth = depth_;

@@ -1,44 +1,127 @@
 #include "record_format.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
 #include <optional>
 
+#include "number_text.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::activation {
 namespace {
 
-void append_optional(std::string& out, const std::optional<double>& v) {
-  if (v) {
-    json::append_double(out, *v);
+// A record is written with plain pointer stores into a buffer sized for its
+// worst case (every name character escaped as \u00XX, every number at its
+// longest), then appended to the output at once: appending piece by piece
+// to a std::string cost more than the numbers themselves.
+constexpr std::size_t kEscapedCharMax = 6;
+constexpr std::size_t kNumberMax = 26;    // a double, or "\"-Infinity\""
+constexpr std::size_t kErrorPrefix = 12;  // "<error: " + '>' + quotes, rounded up
+
+// Keys and names are short: two overlapping fixed-size copies instead of a
+// call to memcpy for each.
+inline char* put(char* p, std::string_view s) {
+  const std::size_t n = s.size();
+  const char* q = s.data();
+  if (n > 16 && n <= 32) {
+    std::memcpy(p, q, 16);
+    std::memcpy(p + n - 16, q + n - 16, 16);
+  } else if (n >= 8 && n <= 16) {
+    std::memcpy(p, q, 8);
+    std::memcpy(p + n - 8, q + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(p, q, 4);
+    std::memcpy(p + n - 4, q + n - 4, 4);
   } else {
-    out += "null";
+    std::memcpy(p, q, n);
   }
+  return p + n;
+}
+
+char* put_escaped(char* p, std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  *p++ = '"';
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"':
+        *p++ = '\\';
+        *p++ = '"';
+        break;
+      case '\\':
+        *p++ = '\\';
+        *p++ = '\\';
+        break;
+      case '\n':
+        *p++ = '\\';
+        *p++ = 'n';
+        break;
+      case '\r':
+        *p++ = '\\';
+        *p++ = 'r';
+        break;
+      case '\t':
+        *p++ = '\\';
+        *p++ = 't';
+        break;
+      default:
+        if (u < 0x20) {
+          p = put(p, "\\u00");
+          *p++ = kHex[u >> 4];
+          *p++ = kHex[u & 0xF];
+        } else {
+          *p++ = c;
+        }
+    }
+  }
+  *p++ = '"';
+  return p;
 }
 
 // Names seldom need escaping: copy them whole when they do not.
-void append_name(std::string& out, std::string_view s) {
+char* put_name(char* p, std::string_view s) {
   for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') {
-      json::append_escaped(out, s);
-      return;
-    }
+    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') return put_escaped(p, s);
   }
-  out += '"';
-  out.append(s);
-  out += '"';
+  *p++ = '"';
+  p = put(p, s);
+  *p++ = '"';
+  return p;
 }
 
-void append_error(std::string& out, const std::string& error) {
-  json::append_escaped(out, "<error: " + error + ">");
+// The json_writer.hpp convention: NaN and infinities as strings.
+char* put_double(char* p, double v) {
+  if (std::isnan(v)) return put(p, "\"NaN\"");
+  if (std::isinf(v)) return put(p, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  return write_double(p, v);
 }
 
-void append_hex(std::string& out, std::uint64_t v) {
+char* put_optional(char* p, const std::optional<double>& v) {
+  return v ? put_double(p, *v) : put(p, "null");
+}
+
+char* put_error(char* p, std::string_view error) {
+  // Escaped as one string: "<error: " and ">" need no escaping.
+  char* start = p;
+  p = put_escaped(p, error);
+  // Shift the escaped text right to make room for the prefix.
+  const std::size_t escaped = static_cast<std::size_t>(p - start) - 2;
+  std::memmove(start + 9, start + 1, escaped);
+  std::memcpy(start, "\"<error: ", 9);
+  p = start + 9 + escaped;
+  *p++ = '>';
+  *p++ = '"';
+  return p;
+}
+
+char* put_hex(char* p, std::uint64_t v) {
   static const char kHex[] = "0123456789abcdef";
-  char buf[18];
-  buf[0] = '"';
-  for (int i = 0; i < 16; ++i) buf[16 - i] = kHex[(v >> (4 * i)) & 0xF];
-  buf[17] = '"';
-  out.append(buf, sizeof(buf));
+  p[0] = '"';
+  for (int i = 0; i < 16; ++i) p[16 - i] = kHex[(v >> (4 * i)) & 0xF];
+  p[17] = '"';
+  return p + 18;
 }
 
 }  // namespace
@@ -47,83 +130,104 @@ RecordFormatter::RecordFormatter(StatSet stats, int rank) : stats_(std::move(sta
   prefix_ = "{\"v\":" + std::to_string(kSchemaVersion) + ",\"module\":";
   summary_rank_ = ",\"rank\":" + std::to_string(rank);
   rank_ = summary_rank_ + ",\"seq\":";
-  for (Stat stat : stats_.order()) keys_.push_back(",\"" + std::string(stat_name(stat)) + "\":");
+  // What bound() does not count per record: the fixed text, and every
+  // statistic at its longest (an error string's "<error: >" included).
+  fixed_bound_ = prefix_.size() + rank_.size() + 64 + 2 * kNumberMax;
+  for (Stat stat : stats_.order()) {
+    keys_.push_back(",\"" + std::string(stat_name(stat)) + "\":");
+    fixed_bound_ += keys_.back().size() + kErrorPrefix + kNumberMax;
+    has_shape_ = has_shape_ || stat == Stat::kShape;
+    has_text_stats_ =
+        has_text_stats_ || stat == Stat::kDtype || stat == Stat::kDevice || stat == Stat::kHash;
+  }
+}
+
+std::size_t RecordFormatter::bound(const ActivationRecord& r) const {
+  const TensorStats& s = r.stats;
+  std::size_t text = r.module().size() + r.tensor().size() + r.op().size();
+  if (has_text_stats_) text += s.dtype.size() + s.device.size() + s.hash_error.size() + 8;
+  return fixed_bound_ + kEscapedCharMax * (text + stats_.order().size() * s.error.size()) +
+         (has_shape_ ? 21 * s.shape.size() : 0);
 }
 
 void RecordFormatter::append(std::string& out, const ActivationRecord& r) const {
-  out += prefix_;
-  append_name(out, r.module());
-  out += ",\"tensor\":";
-  append_name(out, r.tensor());
-  out += ",\"step\":";
-  if (r.step == kNoStep) {
-    out += "null";
-  } else {
-    json::append_int(out, r.step);
-  }
-  out += rank_;
-  json::append_uint(out, r.seq);
+  const std::size_t most = bound(r);
+  char stack_buffer[2048];
+  std::unique_ptr<char[]> heap;
+  char* const begin =
+      most <= sizeof(stack_buffer) ? stack_buffer : (heap.reset(new char[most]), heap.get());
+  char* p = begin;
+  p = put(p, prefix_);
+  p = put_name(p, r.module());
+  p = put(p, ",\"tensor\":");
+  p = put_name(p, r.tensor());
+  p = put(p, ",\"step\":");
+  p = r.step == kNoStep ? put(p, "null") : write_int(p, r.step);
+  p = put(p, rank_);
+  p = write_uint(p, r.seq);
   if (!r.op().empty()) {
-    out += ",\"op\":";
-    append_name(out, r.op());
+    p = put(p, ",\"op\":");
+    p = put_name(p, r.op());
   }
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    out += keys_[i];
-    append_stat(out, stats_.order()[i], r.stats);
+  const std::vector<Stat>& order = stats_.order();
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    p = put(p, keys_[i]);
+    p = append_stat(p, order[i], r.stats);
   }
-  out += "}\n";
+  p = put(p, "}\n");
+  out.append(begin, static_cast<std::size_t>(p - begin));
 }
 
-void RecordFormatter::append_stat(std::string& out, Stat stat, const TensorStats& s) const {
+char* RecordFormatter::append_stat(char* p, Stat stat, const TensorStats& s) const {
   switch (stat) {
     case Stat::kNumel:
-      return json::append_int(out, s.numel);
+      return write_int(p, s.numel);
     case Stat::kShape:
-      out += '[';
+      *p++ = '[';
       for (std::size_t i = 0; i < s.shape.size(); ++i) {
-        if (i != 0) out += ',';
-        json::append_int(out, s.shape[i]);
+        if (i != 0) *p++ = ',';
+        p = write_int(p, s.shape[i]);
       }
-      out += ']';
-      return;
+      *p++ = ']';
+      return p;
     case Stat::kDtype:
-      return json::append_escaped(out, s.dtype);
+      return put_name(p, s.dtype);
     case Stat::kDevice:
-      return json::append_escaped(out, s.device);
+      return put_name(p, s.device);
     case Stat::kHash:
-      if (s.hash) return append_hex(out, *s.hash);
-      return append_error(out, s.hash_error.empty() ? "no hash" : s.hash_error);
+      if (s.hash) return put_hex(p, *s.hash);
+      return put_error(p, s.hash_error.empty() ? "no hash" : s.hash_error);
     default:
       break;
   }
-  if (!s.error.empty()) return append_error(out, s.error);
+  if (!s.error.empty()) return put_error(p, s.error);
   switch (stat) {
     case Stat::kSum:
-      return append_optional(out, s.sum);
+      return put_optional(p, s.sum);
     case Stat::kMean:
-      return append_optional(out, s.mean);
+      return put_optional(p, s.mean);
     case Stat::kAbsMean:
-      return append_optional(out, s.abs_mean);
+      return put_optional(p, s.abs_mean);
     case Stat::kMin:
-      return append_optional(out, s.min);
+      return put_optional(p, s.min);
     case Stat::kMax:
-      return append_optional(out, s.max);
+      return put_optional(p, s.max);
     case Stat::kAbsmax:
-      return append_optional(out, s.absmax);
+      return put_optional(p, s.absmax);
     case Stat::kStd:
-      return append_optional(out, s.std);
+      return put_optional(p, s.std);
     case Stat::kRms:
-      return append_optional(out, s.rms);
+      return put_optional(p, s.rms);
     case Stat::kL2:
-      return append_optional(out, s.l2);
+      return put_optional(p, s.l2);
     case Stat::kNanCount:
-      return json::append_int(out, s.nan_count);
+      return write_int(p, s.nan_count);
     case Stat::kInfCount:
-      return json::append_int(out, s.inf_count);
+      return write_int(p, s.inf_count);
     case Stat::kZeroCount:
-      return json::append_int(out, s.zero_count);
+      return write_int(p, s.zero_count);
     default:
-      return;
+      return p;
   }
 }
 

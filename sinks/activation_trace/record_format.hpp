@@ -33,13 +33,19 @@ class RecordFormatter {
   void append_summary(std::string& out, const TraceSummary& summary) const;
 
  private:
-  void append_stat(std::string& out, Stat stat, const TensorStats& s) const;
+  // Most characters append() can write for the record.
+  std::size_t bound(const ActivationRecord& record) const;
+  // Writes one statistic's value at p; returns its end.
+  char* append_stat(char* p, Stat stat, const TensorStats& s) const;
 
   StatSet stats_;
   std::vector<std::string> keys_;  // ,"abs_mean": per requested statistic
-  std::string prefix_;             // {"v":1,"module":
-  std::string rank_;               // ,"rank":N,"seq":
-  std::string summary_rank_;       // ,"rank":N
+  std::size_t fixed_bound_ = 0;    // bound() of a record with empty names and texts
+  bool has_shape_ = false;
+  bool has_text_stats_ = false;  // dtype, device or hash
+  std::string prefix_;           // {"v":1,"module":
+  std::string rank_;             // ,"rank":N,"seq":
+  std::string summary_rank_;     // ,"rank":N
 };
 
 }  // namespace regiontrace::activation

@@ -35,8 +35,11 @@ SinkSchema MemorySettings::schema() {
                        "growth of held bytes (last step minus first) that makes a leak suspect")
           .range(1, kBig),
       KeySpec::boolean("rss", true,
-                       "read the resident set and its high-water mark at every region exit"),
-      KeySpec::integer("rss_interval_us", 0,
+                       "record the resident set and its high-water mark at every region exit"),
+      // A reading costs a pread of /proc/self/statm and a getrusage (~1-2 us,
+      // several times a whole region pair); the kernel's own RSS counters
+      // are folded in from per-thread (per-CPU) caches in batches anyway.
+      KeySpec::integer("rss_interval_us", 1000,
                        "reuse an RSS reading younger than this many microseconds (0 = read at "
                        "every exit; a read costs ~1-2 us)")
           .range(0, 1.0e9),

@@ -21,7 +21,7 @@ struct MemorySettings {
   std::int64_t leak_min_steps = 3;
   std::int64_t leak_min_bytes = 1 << 20;
   bool rss = true;
-  std::int64_t rss_interval_us = 0;
+  std::int64_t rss_interval_us = 1000;
   bool trace = true;
   std::int64_t queue_capacity = 16384;
   bool cuda_allocator_stats = true;

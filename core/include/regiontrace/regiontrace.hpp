@@ -99,6 +99,10 @@ REGIONTRACE_API void lazy_init();
 // Returns a token (0 = nothing to end; layout in detail/region_token.hpp).
 REGIONTRACE_API std::uint64_t enter(RegionId id);
 REGIONTRACE_API void leave(std::uint64_t token, bool unwinding);
+// Ends a scope's region. Whether an exception is leaving it (more uncaught
+// than when it began) is the library's to tell: it keeps the count of a
+// delivered region's begin, so the inline code reads no exception state.
+REGIONTRACE_API void leave_scope(std::uint64_t token);
 }  // namespace detail
 
 // A region open for the lifetime of the object.
@@ -107,37 +111,36 @@ class Region {
   // Starts regiontrace if nothing has (as every entry point does); once it is
   // on or off, one load and one branch decide.
   explicit Region(RegionId id) {
-    if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) start_and_open(id);
+    const std::uint8_t state = detail::g_state.load(std::memory_order_relaxed);
+    if (state == detail::kStateOn) {
+      token_ = detail::enter(id);
+    } else if (state == detail::kStateUninitialized) {
+      start_and_open(id);
+    }
   }
   // Looks the name up on every construction; prefer RT_REGION in hot code.
   explicit Region(std::string_view name) {
     if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) {
       RegionId id = region_id(name);  // initialises on first use
-      if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) open(id);
+      if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
+        token_ = detail::enter(id);
+      }
     }
   }
   ~Region() {
-    if (token_ != 0) {
-      detail::leave(token_, (token_ & detail::kTokenDelivered) != 0 &&
-                                std::uncaught_exceptions() > uncaught_);
-    }
+    if (token_ != 0) detail::leave_scope(token_);
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
  private:
   void start_and_open(RegionId id) {
-    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateUninitialized) {
-      detail::lazy_init();
+    detail::lazy_init();
+    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
+      token_ = detail::enter(id);
     }
-    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) open(id);
-  }
-  void open(RegionId id) {
-    token_ = detail::enter(id);
-    if ((token_ & detail::kTokenDelivered) != 0) uncaught_ = std::uncaught_exceptions();
   }
   std::uint64_t token_ = 0;
-  int uncaught_ = 0;
 };
 
 // A region that does not follow a C++ scope.

@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -107,30 +108,63 @@ BENCHMARK(BM_EmptyLoop);
 }  // namespace
 
 int main(int argc, char** argv) {
+  using regiontrace::bench::Verdict;
+  // One intra-op thread unless OMP_NUM_THREADS says otherwise: the targets
+  // are per thread, and on one thread CPU time (immune to other programs'
+  // turns on a shared machine) is the whole cost.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) at::set_num_threads(1);
+  const bool one_thread = at::get_num_threads() == 1;
   benchmark::Initialize(&argc, argv);
   regiontrace::bench::RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto ns = [&reporter](const std::string& name) { return reporter.real_ns(name); };
+  const auto ms = [&reporter, one_thread](const std::string& name) {
+    auto s = one_thread ? reporter.cpu_spread(name) : reporter.real_spread(name);
+    s.min /= 1e6;
+    s.median /= 1e6;
+    return s;
+  };
   const char* kinds[2][2] = {{"fp32", "bf16:0"}, {"bf16", "bf16:1"}};
-  std::printf("\n16M elements, %d intra-op threads\n", at::get_num_threads());
+  std::printf("\n16M elements, %d intra-op threads (%s time)\n", at::get_num_threads(),
+              one_thread ? "CPU" : "wall");
   for (const auto& k : kinds) {
     const std::string suffix = std::string("/") + k[1] + "/real_time";
-    const double fused = ns("BM_Fused" + suffix);
-    const double sum = ns("BM_SumPass" + suffix);
-    const double per = ns("BM_PerStatistic" + suffix);
-    if (fused <= 0 || sum <= 0 || per <= 0) continue;
-    std::printf("%s: fused %.2f ms, sum() %.2f ms, per-statistic %.2f ms\n", k[0], fused / 1e6,
-                sum / 1e6, per / 1e6);
-    std::printf(
-        "%s: fused / sum() = %.2fx (target <= 2x); per-statistic / fused = %.1fx "
-        "(target >= 10x); per-statistic / sum() = %.1fx\n",
-        k[0], fused / sum, per / fused, per / sum);
+    const auto fused = ms("BM_Fused" + suffix);
+    const auto sum = ms("BM_SumPass" + suffix);
+    const auto per = ms("BM_PerStatistic" + suffix);
+    if (fused.count == 0 || sum.count == 0) continue;
+    Verdict v;
+    v.name = std::string(k[0]) + " fused statistics";
+    v.unit = "ms";
+    v.min = fused.min;
+    v.median = fused.median;
+    v.baseline = "sum()";
+    v.baseline_min = sum.min;
+    v.goal = Verdict::Goal::kRatioAtMost;
+    v.target = 2.0;
+    regiontrace::bench::print_verdict(v);
+    if (per.count == 0) continue;
+    Verdict p;
+    p.name = std::string(k[0]) + " one reduction per statistic";
+    p.unit = "ms";
+    p.min = per.min;
+    p.median = per.median;
+    p.baseline = "fused";
+    p.baseline_min = fused.min;
+    p.goal = Verdict::Goal::kRatioAtLeast;
+    p.target = 10.0;
+    regiontrace::bench::print_verdict(p);
   }
-  const double observe = ns("BM_ObserveNoListener"), empty = ns("BM_EmptyLoop");
-  if (observe > 0) {
-    std::printf(
-        "observe() with no listener: %.2f ns per call (empty loop %.2f ns; target <= 2 ns)\n",
-        observe, empty);
+  const auto observe = reporter.real_spread("BM_ObserveNoListener");
+  if (observe.count > 0) {
+    Verdict v;
+    v.name = "observe() with no listener";
+    v.min = observe.min;
+    v.median = observe.median;
+    v.baseline = "empty loop";
+    v.baseline_min = reporter.real_ns("BM_EmptyLoop");
+    v.goal = Verdict::Goal::kAtMost;
+    v.target = 2.0;
+    regiontrace::bench::print_verdict(v);
   }
   return 0;
 }

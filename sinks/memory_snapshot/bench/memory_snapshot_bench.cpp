@@ -203,6 +203,31 @@ void print_ratios(const regiontrace::bench::RatioReporter& reporter) {
         "(+%.1f ns)\n",
         none, pair, pair - none, pair_norss, pair_norss - none);
   }
+  using regiontrace::bench::print_verdict;
+  using regiontrace::bench::Verdict;
+  if (bare > 0) {
+    Verdict v;
+    v.name = "allocation, track_allocations on (interleaved)";
+    v.min = on;
+    v.baseline = "bare allocation";
+    v.baseline_min = bare;
+    v.goal = Verdict::Goal::kRatioAtMost;
+    v.target = 1.5;
+    print_verdict(v);
+  }
+  const auto with_rss = reporter.ns_per_item_spread("BM_RegionPair_Sink");
+  const auto without_rss = reporter.ns_per_item_spread("BM_RegionPair_SinkNoRss");
+  if (with_rss.count > 0) {
+    Verdict v;
+    v.name = "region pair, sink with rss on";
+    v.min = with_rss.min;
+    v.median = with_rss.median;
+    v.baseline = "rss off";
+    v.baseline_min = without_rss.min;
+    v.goal = Verdict::Goal::kAtMost;
+    v.target = 300;
+    print_verdict(v);
+  }
 }
 
 }  // namespace

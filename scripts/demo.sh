@@ -19,6 +19,7 @@ Open the trace:   drag $out/torch_trace_*.json.gz onto https://ui.perfetto.dev (
 Op summary:       $out/torch_trace_*.summary.txt (which ops dominate, per input shape)
 Activations:      $out/activations_*.jsonl, one record per block output per step
 Memory:           $out/memory_*.jsonl, memory_summary_*.json; memory_trace_*.json opens in Perfetto
+Timeline:         $out/timeline_*.json.gz, every region and step of the run (opens in Perfetto)
 Region stats:     $out/region_stats_*.txt (count, total, self, p50/p90/p99 per region), region_stats_*.json
 The video:        $out/video/video.gif
 

@@ -178,6 +178,11 @@ std::string how_to_open(const std::string& name) {
   if (starts("memory_summary")) return "peaks per region and leak suspects";
   if (starts("memory_snapshot")) return "live allocations grouped by region";
   if (starts("memory")) return "memory at entry, exit and peak of every region";
+  if (starts("timeline"))
+    return "every region and step per thread: open in https://ui.perfetto.dev";
+  if (starts("region_stats") && ends(".txt"))
+    return "count, total, self time, percentiles per region";
+  if (starts("region_stats") && ends(".json")) return "region statistics as JSON";
   if (starts("regiontrace_config")) return "the configuration this run used";
   return {};
 }

@@ -127,6 +127,8 @@ void check_sink(const std::string& sink, const ProfileRunCase& c, const std::str
     check_nvtx_records(nvtx_dir, shape, "regiontrace");
   } else if (sink == "region_stats") {
     check_region_stats_output(out, shape);
+  } else if (sink == "timeline") {
+    check_timeline_output(out, shape);
   } else {
     ADD_FAILURE() << "the test has no check for sink " << sink << " of " << c.profile << ".yaml";
   }

@@ -259,4 +259,70 @@ void check_region_stats_output(const std::string& dir, const ExampleShape& examp
   EXPECT_EQ(doc.at("steps").at("kept").size(), static_cast<std::size_t>(example.steps));
 }
 
+void check_timeline_output(const std::string& dir, const ExampleShape& example) {
+  const std::vector<std::string> files = files_under(dir, [](const std::string& n) {
+    return starts_with(n, "timeline_rank0_pid") && ends_with(n, ".json.gz");
+  });
+  ASSERT_EQ(files.size(), 1u) << "timeline traces in " << dir << ": " << join_words(files);
+  const json trace = read_json_maybe_gz(files[0]);
+  EXPECT_EQ(trace.at("timeline").at("dropped"), 0) << trace.at("timeline").dump();
+  std::map<std::string, long long> count_by_region;
+  std::set<std::string> top_level;
+  std::set<long long> steps;
+  std::set<std::string> process_names;
+  double first = 0, last = 0;
+  bool any = false;
+  long long spans = 0, marks = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    const std::string ph = e.value("ph", std::string());
+    if (ph == "M" && e.value("name", std::string()) == "process_name") {
+      process_names.insert(e.at("args").at("name").get<std::string>());
+    }
+    if (ph == "i") ++marks;
+    if (ph != "X") continue;
+    const double ts = e.at("ts").get<double>();
+    const double end = ts + e.at("dur").get<double>();
+    EXPECT_GE(e.at("dur").get<double>(), 0) << e.dump();
+    first = any ? std::min(first, ts) : ts;
+    last = any ? std::max(last, end) : end;
+    any = true;
+    const json& args = e.at("args");
+    if (e.value("cat", std::string()) == "step") {
+      EXPECT_EQ(e.at("name"), "ProfilerStep#" + std::to_string(args.at("step").get<long long>()));
+      EXPECT_TRUE(steps.insert(args.at("step").get<long long>()).second)
+          << "step twice: " << e.dump();
+      continue;
+    }
+    ++spans;
+    const std::string region = args.at("region").get<std::string>();
+    EXPECT_EQ(e.at("name"), "region::" + region);
+    ++count_by_region[region];
+    if (args.at("depth") == 0) {
+      EXPECT_EQ(args.at("path"), region) << e.dump();
+      top_level.insert(region);
+    } else {
+      EXPECT_TRUE(ends_with(args.at("path").get<std::string>(), "/" + region)) << e.dump();
+    }
+    EXPECT_FALSE(args.value("open_at_end", false))
+        << "the example closes every region: " << e.dump();
+  }
+  ASSERT_TRUE(any) << files[0] << " has no spans";
+  EXPECT_EQ(trace.at("timeline").at("recorded").get<long long>(),
+            spans + marks + static_cast<long long>(steps.size()))
+      << trace.at("timeline").dump();
+  for (const std::string& phase : example.phases) {
+    EXPECT_EQ(top_level.count(phase), 1u) << phase << " has no top-level span in " << files[0];
+  }
+  EXPECT_GE(count_by_region[example.hot_region], 1) << example.hot_region;
+  for (const std::string& block : example.block_modules) {
+    EXPECT_GE(count_by_region[block], example.steps) << block;
+  }
+  std::set<long long> expected_steps;
+  for (int i = 0; i < example.steps; ++i) expected_steps.insert(i);
+  EXPECT_EQ(steps, expected_steps);
+  ASSERT_EQ(process_names.size(), 1u);
+  EXPECT_EQ(process_names.begin()->rfind("rank 0 (pid ", 0), 0u) << *process_names.begin();
+  EXPECT_GT(last, first);
+}
+
 }  // namespace regiontrace::test

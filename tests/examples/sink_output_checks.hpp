@@ -43,6 +43,10 @@ void check_memory_snapshot_output(const std::string& dir, const ExampleShape& ex
 // region_stats_rank0_pid*.json: every phase, the hot region and each block
 // counted, totals within the run's wall time, one step row per step.
 void check_region_stats_output(const std::string& dir, const ExampleShape& example);
+// timeline_rank0_pid*.json.gz: a span per phase at depth 0, the hot region
+// and each block every step, one ProfilerStep#<n> span per step on the steps
+// track, every span inside the trace's extent and its thread's stack.
+void check_timeline_output(const std::string& dir, const ExampleShape& example);
 // The NVTX calls the recording injection saw: a range per region, step payloads.
 void check_nvtx_records(const std::string& record_dir, const ExampleShape& example,
                         const std::string& prefix);

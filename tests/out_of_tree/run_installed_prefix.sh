@@ -145,12 +145,22 @@ def jsonl(path):
 config = json.load(open(only("regiontrace_config_rank0*.json")))
 assert sorted(config["sinks"]) == sorted(sinks), config["sinks"]
 if "torch_profiler" in sinks:
-    path = only("*.json.gz") if glob.glob(os.path.join(out, "**", "*.json.gz"), recursive=True) \
-        else only("torch_trace*.json")
+    path = only("torch_trace*.json.gz") if glob.glob(
+        os.path.join(out, "**", "torch_trace*.json.gz"), recursive=True) \
+        else only("torch_trace*[0-9].json")
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         names = {e.get("name") for e in json.load(f)["traceEvents"]}
     assert "regiontrace.region::consumer_work" in names, sorted(n for n in names if n)[:40]
+if "timeline" in sinks:
+    with gzip.open(only("timeline_rank0*.json.gz"), "rt") as f:
+        spans = [(e["args"]["path"], e["args"]["step"]) for e in json.load(f)["traceEvents"]
+                 if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+    assert sorted(spans) == sorted((p, s) for p in ("consumer_step", "consumer_step/consumer_work")
+                                   for s in (0, 1)), spans
+if "region_stats" in sinks:
+    counts = {r["path"]: r["count"] for r in json.load(open(only("region_stats_rank0*.json")))["regions"]}
+    assert counts == {"consumer_step": 2, "consumer_step/consumer_work": 2}, counts
 if "memory_snapshot" in sinks:
     paths = {(r["path"], r["step"]) for r in jsonl(only("memory_rank0*.jsonl"))}
     assert paths == {(p, s) for p in ("consumer_step", "consumer_step/consumer_work")

@@ -69,10 +69,16 @@ TEST_F(ReportRanks, RankTwoIsTheOnlyStragglerInTrainingStep) {
   }
   EXPECT_EQ((*step)["total"]["slowest_rank"], 2);
   EXPECT_GT((*step)["total"]["imbalance"].get<double>(), 1.3);
-  ASSERT_EQ(r["stragglers"].size(), 1u) << r["stragglers"].dump();
-  EXPECT_EQ(r["stragglers"][0]["region"], name);
-  EXPECT_EQ(r["stragglers"][0]["rank"], 2);
-  EXPECT_GT(r["stragglers"][0]["slow_steps"].get<int>(), 3);
+  // Rank 2 is named in training_step and, since its steps are as much
+  // longer, in the steps' own wall time ("(step)"); nowhere else, and no
+  // other rank.
+  std::set<std::string> flagged;
+  for (const auto& s : r["stragglers"]) {
+    EXPECT_EQ(s["rank"], 2) << s.dump();
+    EXPECT_GT(s["slow_steps"].get<int>(), 3) << s.dump();
+    flagged.insert(s["region"].get<std::string>());
+  }
+  EXPECT_EQ(flagged, (std::set<std::string>{name, "(step)"})) << r["stragglers"].dump();
 }
 
 // The same real traces merged: one process per rank, every region span

@@ -17,16 +17,33 @@ constexpr char kDigitPairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+constexpr std::uint64_t kPowersOfTen[] = {1ull,
+                                          10ull,
+                                          100ull,
+                                          1000ull,
+                                          10000ull,
+                                          100000ull,
+                                          1000000ull,
+                                          10000000ull,
+                                          100000000ull,
+                                          1000000000ull,
+                                          10000000000ull,
+                                          100000000000ull,
+                                          1000000000000ull,
+                                          10000000000000ull,
+                                          100000000000000ull,
+                                          1000000000000000ull,
+                                          10000000000000000ull,
+                                          100000000000000000ull,
+                                          1000000000000000000ull,
+                                          10000000000000000000ull};
+
+// Decimal digits of v >= 1: log10 estimated from the bit length (1233/4096
+// is log10(2) from below), corrected by one comparison.
 int digit_count(std::uint64_t v) {
-  int n = 1;
-  while (v >= 10000) {
-    v /= 10000;
-    n += 4;
-  }
-  if (v >= 1000) return n + 3;
-  if (v >= 100) return n + 2;
-  if (v >= 10) return n + 1;
-  return n;
+  const int bits = 64 - __builtin_clzll(v);
+  const int guess = (bits * 1233) >> 12;
+  return guess + (v >= kPowersOfTen[guess] ? 1 : 0);
 }
 
 // The n digits of v (below 10^9) into p[0, n), right to left, in 32 bits.
@@ -64,6 +81,9 @@ void write_digits(char* p, std::uint64_t v, int n) {
 
 }  // namespace
 
+// Copies of a fixed size compile to a few vector moves; copies of the
+// digits' own length were calls to memcpy, a fifth of a record's
+// instructions. They may write past the text (kDoubleScratch).
 char* write_double(char* p, double v) {
   if (std::signbit(v)) {
     *p++ = '-';
@@ -78,17 +98,20 @@ char* write_double(char* p, double v) {
   const auto decimal = fmt::detail::dragonbox::to_decimal(v);
   const std::uint64_t significand = decimal.significand;
   const int exponent = decimal.exponent;
-  const int n = digit_count(significand);
+  const int n = digit_count(significand);     // at most 17
   const int sci_exponent = exponent + n - 1;  // d.ddd e<sci_exponent>
   const int abs_sci = sci_exponent < 0 ? -sci_exponent : sci_exponent;
   const int sci_length = n + (n > 1 ? 1 : 0) + 2 + (abs_sci >= 100 ? 3 : 2);
   const int plain_length = exponent >= 0 ? n + exponent : sci_exponent >= 0 ? n + 1 : 2 - exponent;
-  char digits[20];
+  char digits[40];  // n digits, then room for the fixed-size copies below
   write_digits(digits, significand, n);
   if (plain_length <= sci_length) {
     if (exponent > 0) {
       // An integer (below 10^22 here): of the texts as short as the
       // shortest, to_chars writes the nearest, its exact digits.
+      if (v < 18446744073709551616.0) {
+        return std::to_chars(p, p + 20, static_cast<std::uint64_t>(v)).ptr;
+      }
       unsigned __int128 whole = static_cast<unsigned __int128>(v);
       char text[24];
       char* q = text + sizeof(text);
@@ -100,31 +123,25 @@ char* write_double(char* p, double v) {
       std::memcpy(p, q, length);
       return p + length;
     }
-    if (exponent == 0) {
-      std::memcpy(p, digits, n);
-      return p + n;
-    }
+    std::memcpy(p, digits, 20);
+    if (exponent == 0) return p + n;
     if (sci_exponent >= 0) {  // dd.ddd
       const int whole = sci_exponent + 1;
-      std::memcpy(p, digits, whole);
       p[whole] = '.';
-      std::memcpy(p + whole + 1, digits + whole, n - whole);
+      std::memcpy(p + whole + 1, digits + whole, 20);
       return p + n + 1;
     }
-    // 0.000ddd
+    // 0.000ddd: plain only while it is no longer than d.ddde-XX, so at most
+    // three zeros follow the point.
     const int zeros = -sci_exponent - 1;
-    p[0] = '0';
-    p[1] = '.';
-    std::memset(p + 2, '0', zeros);
-    std::memcpy(p + 2 + zeros, digits, n);
+    std::memcpy(p, "0.000", 5);
+    std::memcpy(p + 2 + zeros, digits, 20);
     return p + 2 + zeros + n;
   }
-  *p++ = digits[0];
-  if (n > 1) {
-    *p++ = '.';
-    std::memcpy(p, digits + 1, n - 1);
-    p += n - 1;
-  }
+  p[0] = digits[0];
+  p[1] = '.';
+  std::memcpy(p + 2, digits + 1, 16);
+  p += n > 1 ? n + 1 : 1;
   *p++ = 'e';
   *p++ = sci_exponent < 0 ? '-' : '+';
   if (abs_sci >= 100) {

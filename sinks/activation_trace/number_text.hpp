@@ -15,8 +15,11 @@ namespace regiontrace::activation {
 
 // Most characters write_double writes: "-2.2250738585072014e-308".
 inline constexpr int kMaxDoubleChars = 24;
+// Bytes from p that write_double may touch: past its text it may leave
+// scratch, which whatever is written next overwrites.
+inline constexpr int kDoubleScratch = 48;
 
-// v finite. Returns the end of the text.
+// v finite. Returns the end of the text; p[0, kDoubleScratch) must be writable.
 char* write_double(char* p, double v);
 
 inline char* write_int(char* p, std::int64_t v) {

@@ -34,10 +34,47 @@ inline char* put(char* p, std::string_view s) {
   } else if (n >= 4 && n < 8) {
     std::memcpy(p, q, 4);
     std::memcpy(p + n - 4, q + n - 4, 4);
+  } else if (n < 4) {
+    if (n & 2) std::memcpy(p, q, 2);
+    if (n & 1) p[n - 1] = q[n - 1];
   } else {
     std::memcpy(p, q, n);
   }
   return p + n;
+}
+
+// Whether any of the 8 bytes of w is a control character, '"' or '\\'
+// (bytes of UTF-8 sequences, 0x80 and up, are not): the classic
+// has-zero-byte / has-byte-below tests, exact for the question asked.
+inline bool has_special_byte(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+  const std::uint64_t quote = w ^ (kOnes * '"');
+  const std::uint64_t backslash = w ^ (kOnes * '\\');
+  const std::uint64_t equal = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash);
+  return (below_space | (equal & kHigh)) != 0;
+}
+
+inline bool needs_escape(std::string_view s) {
+  const char* q = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, q + i, 8);
+    if (has_special_byte(w)) return true;
+  }
+  if (i < n && n >= 8) {  // the last 8 bytes, overlapping what was checked
+    std::uint64_t w;
+    std::memcpy(&w, q + n - 8, 8);
+    return has_special_byte(w);
+  }
+  for (; i < n; ++i) {
+    const char c = q[i];
+    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') return true;
+  }
+  return false;
 }
 
 char* put_escaped(char* p, std::string_view s) {
@@ -82,9 +119,7 @@ char* put_escaped(char* p, std::string_view s) {
 
 // Names seldom need escaping: copy them whole when they do not.
 char* put_name(char* p, std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\') return put_escaped(p, s);
-  }
+  if (needs_escape(s)) return put_escaped(p, s);
   *p++ = '"';
   p = put(p, s);
   *p++ = '"';
@@ -132,7 +167,8 @@ RecordFormatter::RecordFormatter(StatSet stats, int rank) : stats_(std::move(sta
   rank_ = summary_rank_ + ",\"seq\":";
   // What bound() does not count per record: the fixed text, and every
   // statistic at its longest (an error string's "<error: >" included).
-  fixed_bound_ = prefix_.size() + rank_.size() + 64 + 2 * kNumberMax;
+  // write_double's scratch past the last number included.
+  fixed_bound_ = prefix_.size() + rank_.size() + 64 + 2 * kNumberMax + kDoubleScratch;
   for (Stat stat : stats_.order()) {
     keys_.push_back(",\"" + std::string(stat_name(stat)) + "\":");
     fixed_bound_ += keys_.back().size() + kErrorPrefix + kNumberMax;

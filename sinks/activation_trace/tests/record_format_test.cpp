@@ -135,6 +135,28 @@ TEST(RecordFormat, NamesAreEscaped) {
   EXPECT_EQ(j["tensor"], "out.k\te");
 }
 
+// Names are checked eight bytes at a time: every special character at every
+// position of names of every length up to 40, and UTF-8 left as it is.
+TEST(RecordFormat, EveryPositionOfANameIsCheckedForEscaping) {
+  const std::string specials[] = {"\"", "\\", "\n", "\t", std::string(1, '\x01'), "\x1f"};
+  for (std::size_t length = 1; length <= 40; ++length) {
+    for (std::size_t at = 0; at < length; ++at) {
+      for (const std::string& c : specials) {
+        std::string name(length, 'a');
+        name[at] = c[0];
+        ActivationRecord r(name, "out", "", 0, TensorStats{});
+        ASSERT_EQ(format(r, {"numel"})["module"], name) << "length " << length << " at " << at;
+      }
+    }
+  }
+  const std::string utf8 = "bl\xc3\xb6cke.\xe2\x80\x9cattn\xe2\x80\x9d.\xf0\x9f\x94\xa5";
+  ActivationRecord r(utf8, "out", "", 0, TensorStats{});
+  const RecordFormatter f(StatSet::parse({"numel"}), 0);
+  std::string line;
+  f.append(line, r);
+  EXPECT_NE(line.find("\"" + utf8 + "\""), std::string::npos) << line;
+}
+
 TEST(RecordFormat, SummaryLine) {
   const RecordFormatter f(StatSet::parse({"sum"}), 2);
   std::string line;

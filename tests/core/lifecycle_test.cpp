@@ -83,6 +83,7 @@ TEST(Lifecycle, SigtermLeavesWholeFiles) {
 }
 
 TEST(Lifecycle, ForkedChildNeverWritesIntoItsParentsFiles) {
+  REGIONTRACE_SKIP_FORK_WITH_THREADS_UNDER_ASAN();
   CleanEnv env;
   TempDir dir;
   const std::string file = dir.file("parent.jsonl");

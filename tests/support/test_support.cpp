@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -160,8 +162,19 @@ ChildResult run_in_child(const std::function<int()>& fn) {
     }
     std::exit(code);
   }
+  // A child that hangs (a lock inherited held, say) is killed after two
+  // minutes: the test fails naming the signal instead of stalling the suite.
   int status = 0;
-  waitpid(pid, &status, 0);
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    if (waited_ms == 120000) {
+      std::fprintf(stderr, "run_in_child: child %d still running after 120 s: killed\n",
+                   static_cast<int>(pid));
+      kill(pid, SIGKILL);
+    }
+    usleep(10000);
+  }
   ChildResult r;
   r.pid = pid;
   if (WIFEXITED(status)) {

@@ -364,6 +364,7 @@ TEST(TimelineSink, ForkedChildWritesOnlyItsOwnTrace) {
   GTEST_SKIP() << "ThreadSanitizer cannot follow a forked child that starts threads "
                   "(\"dup thread with used id\")";
 #endif
+  REGIONTRACE_SKIP_FORK_WITH_THREADS_UNDER_ASAN();
   CleanEnv env;
   TempDir dir;
   init(timeline_options(dir.path()));

@@ -246,20 +246,34 @@ int main(int argc, char** argv) {
     const double mb = inputs().uncompressed_bytes / 1e6;
     const double merge_cpu = reporter.counter(merge, "cpu_s");
     const double zcat_cpu = reporter.counter(zcat, "cpu_s");
-    std::printf(
-        "  merge / zcat, wall time: %.2fx   (zcat %.0f MB/s, merge %.0f MB/s; target >= 100 "
-        "MB/s: %s)\n",
-        merge_ns / zcat_ns, reporter.counter(zcat, "MB_per_s"), mbps,
-        mbps >= 100 ? "ok" : "MISSED");
+    using regiontrace::bench::Verdict;
+    Verdict wall;
+    wall.name = "merge throughput, wall time (zcat of the same inputs as baseline)";
+    wall.unit = "MB/s";
+    wall.min = mbps;
+    wall.baseline = "zcat";
+    wall.baseline_min = reporter.counter(zcat, "MB_per_s");
+    wall.goal = Verdict::Goal::kAtLeast;
+    wall.target = 100;
+    regiontrace::bench::print_verdict(wall);
     // On a machine shared with other work, wall time mostly measures the
     // others; CPU seconds measure the program.
-    std::printf(
-        "  merge / zcat, CPU time:  %.2fx   (zcat %.2f s = %.0f MB per CPU-s, merge %.2f s "
-        "= %.0f MB per CPU-s; target >= 100: %s)\n",
-        merge_cpu / zcat_cpu, zcat_cpu, mb / zcat_cpu, merge_cpu, mb / merge_cpu,
-        mb / merge_cpu >= 100 ? "ok" : "MISSED");
-    std::printf("  merge peak RSS: %.1f MiB (target < 256 MiB: %s)\n", rss,
-                rss < 256 ? "ok" : "MISSED");
+    Verdict cpu;
+    cpu.name = "merge throughput per CPU second (zcat as baseline)";
+    cpu.unit = "MB/CPU-s";
+    cpu.min = mb / merge_cpu;
+    cpu.baseline = "zcat";
+    cpu.baseline_min = mb / zcat_cpu;
+    cpu.goal = Verdict::Goal::kAtLeast;
+    cpu.target = 100;
+    regiontrace::bench::print_verdict(cpu);
+    Verdict peak;
+    peak.name = "merge peak RSS";
+    peak.unit = "MiB";
+    peak.min = rss;
+    peak.goal = Verdict::Goal::kAtMost;
+    peak.target = 256;
+    regiontrace::bench::print_verdict(peak);
   }
   return 0;
 }

@@ -149,6 +149,44 @@ TEST_F(RegionsTest, TokensEndedOutOfOrderAreRepaired) {
   EXPECT_NE(log.find("not open"), std::string::npos) << log;
 }
 
+// The path text is kept between events and rebuilt from the first frame
+// pushed since: siblings, re-entered prefixes and a repaired out-of-order
+// end each get their own path.
+TEST_F(RegionsTest, PathsFollowEveryChangeOfTheStack) {
+  start();
+  {
+    RT_REGION("a");
+    { RT_REGION("b"); }
+    { RT_REGION("c"); }
+    mark("in_a");
+  }
+  {
+    RT_REGION("d");
+    { RT_REGION("b"); }
+  }
+  Token x = begin("x");
+  Token y = begin("y");
+  Token z = begin("z");
+  testing::internal::CaptureStderr();
+  end(y);  // z is closed and reopened as x/z
+  testing::internal::GetCapturedStderr();
+  mark("after_repair");
+  end(z);
+  end(x);
+  const auto events = finish();
+  std::vector<std::string> paths;
+  for (const auto& e : events_of(events, "begin")) paths.push_back(e["path"]);
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"a", "a/b", "a/c", "d", "d/b", "x", "x/y", "x/y/z", "x/z"}));
+  std::vector<std::string> mark_paths;
+  for (const auto& e : events_of(events, "mark")) mark_paths.push_back(e["path"]);
+  EXPECT_EQ(mark_paths, (std::vector<std::string>{"a", "x/z"}));
+  std::vector<std::string> end_paths;
+  for (const auto& e : events_of(events, "end")) end_paths.push_back(e["path"]);
+  EXPECT_EQ(end_paths,
+            (std::vector<std::string>{"a/b", "a/c", "a", "d/b", "d", "x/y/z", "x/y", "x/z", "x"}));
+}
+
 TEST_F(RegionsTest, MarksAndSnapshotsCarryThePath) {
   start();
   {

@@ -27,10 +27,13 @@
 #include <string>
 #include <vector>
 
+#include "ratio_reporter.hpp"
 #include "regiontrace/plugin.hpp"
 #include "regiontrace/regiontrace.hpp"
 
 namespace {
+
+namespace bench = regiontrace::bench;
 
 constexpr int kRepetitions = 5;
 constexpr std::int64_t kStep = 7;
@@ -224,16 +227,33 @@ std::map<std::string, double> no_tool_phase_in_child() {
   return ns;
 }
 
-void print_line(const char* what, double ns, double loop, const std::string& versus) {
-  std::printf("  %-52s %8.2f ns  %s\n", what, ns - loop, versus.c_str());
+// The figures as verdict lines (bench/ratio_reporter.hpp): net ns per pair,
+// judged by a ceiling or by a ratio to the raw NVTX pair.
+void print_line(const char* what, double ns, double loop) {
+  bench::Verdict v;
+  v.name = what;
+  v.min = ns - loop;
+  bench::print_verdict(v);
 }
 
-std::string ratio_text(double ns, double base, double loop, double target) {
-  char buf[96];
-  const double r = (ns - loop) / (base - loop);
-  std::snprintf(buf, sizeof(buf), "%.2fx raw (target <= %.1fx: %s)", r, target,
-                r <= target ? "ok" : "MISSED");
-  return buf;
+void print_at_most(const char* what, double ns, double loop, double target_ns) {
+  bench::Verdict v;
+  v.name = what;
+  v.min = ns - loop;
+  v.goal = bench::Verdict::Goal::kAtMost;
+  v.target = target_ns;
+  bench::print_verdict(v);
+}
+
+void print_ratio(const char* what, double ns, double raw, double loop, double target) {
+  bench::Verdict v;
+  v.name = what;
+  v.min = ns - loop;
+  v.baseline = "raw NVTX pair";
+  v.baseline_min = raw - loop;
+  v.goal = bench::Verdict::Goal::kRatioAtMost;
+  v.target = target;
+  bench::print_verdict(v);
 }
 
 }  // namespace
@@ -254,25 +274,20 @@ int main(int argc, char** argv) {
     const double on_loop = on.at("empty_loop");
     std::printf("\nper region enter+exit, CPU time, median of %d, net of the empty loop\n",
                 kRepetitions);
-    std::printf("no tool attached:\n");
-    print_line("raw NVTX push+pop (no-op without a tool)", off.at("no_tool/raw_nvtx"), off_loop,
-               "");
-    print_line("RT_REGION, no sink configured", off.at("no_tool/region_no_sink"), off_loop, "");
-    const double nvtx_off = off.at("no_tool/region_nvtx_sink") - off_loop;
-    char target[64];
-    std::snprintf(target, sizeof(target), "(target <= 2 ns: %s)",
-                  nvtx_off <= 2.0 ? "ok" : "MISSED");
-    print_line("RT_REGION, nvtx sink configured", off.at("no_tool/region_nvtx_sink"), off_loop,
-               target);
-    print_line("nvtx sink callbacks alone", off.at("no_tool/sink_callbacks"), off_loop, "");
+    print_line("no tool: raw NVTX push+pop (no-op without a tool)", off.at("no_tool/raw_nvtx"),
+               off_loop);
+    print_line("no tool: RT_REGION, no sink configured", off.at("no_tool/region_no_sink"),
+               off_loop);
+    print_at_most("no tool: RT_REGION, nvtx sink configured", off.at("no_tool/region_nvtx_sink"),
+                  off_loop, 2.0);
+    print_line("no tool: nvtx sink callbacks alone", off.at("no_tool/sink_callbacks"), off_loop);
     std::printf("recording tool attached (NVTX_RECORD_FILE=%s):\n",
                 std::getenv("NVTX_RECORD_FILE"));
     const double raw = on.at("tool/raw_nvtx");
-    print_line("raw nvtxDomainRangePushEx + nvtxDomainRangePop", raw, on_loop, "");
-    print_line("RT_REGION, nvtx sink", on.at("tool/region_nvtx_sink"), on_loop,
-               ratio_text(on.at("tool/region_nvtx_sink"), raw, on_loop, 1.3));
-    print_line("nvtx sink callbacks alone (no host dispatch)", on.at("tool/sink_callbacks"),
-               on_loop, ratio_text(on.at("tool/sink_callbacks"), raw, on_loop, 1.3));
+    print_line("tool: raw nvtxDomainRangePushEx + nvtxDomainRangePop", raw, on_loop);
+    print_ratio("tool: RT_REGION, nvtx sink", on.at("tool/region_nvtx_sink"), raw, on_loop, 1.3);
+    print_ratio("tool: nvtx sink callbacks alone (no host dispatch)", on.at("tool/sink_callbacks"),
+                raw, on_loop, 1.3);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "regiontrace_nvtx_bench: %s\n", e.what());
     return 1;

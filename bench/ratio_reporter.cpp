@@ -1,5 +1,7 @@
 #include "ratio_reporter.hpp"
 
+#include <utility>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -90,6 +92,19 @@ std::string format_verdict(const Verdict& v) {
 void print_verdict(const Verdict& v) {
   std::printf("%s\n", format_verdict(v).c_str());
   std::fflush(stdout);
+}
+
+void print_verdict(std::string name, std::string unit, double figure, Verdict::Goal goal,
+                   double target, std::string baseline, double baseline_figure) {
+  Verdict v;
+  v.name = std::move(name);
+  v.unit = std::move(unit);
+  v.min = figure;
+  v.goal = goal;
+  v.target = target;
+  v.baseline = std::move(baseline);
+  v.baseline_min = baseline_figure;
+  print_verdict(v);
 }
 
 void RatioReporter::ReportRuns(const std::vector<Run>& runs) {

@@ -65,6 +65,10 @@ bool verdict_ok(const Verdict& v);
 std::string format_verdict(const Verdict& v);
 // Prints it on stdout, flushed.
 void print_verdict(const Verdict& v);
+// The same for a figure measured once (no median), built in place.
+void print_verdict(std::string name, std::string unit, double figure,
+                   Verdict::Goal goal = Verdict::Goal::kNone, double target = 0,
+                   std::string baseline = "", double baseline_figure = 0);
 
 class RatioReporter : public benchmark::ConsoleReporter {
  public:

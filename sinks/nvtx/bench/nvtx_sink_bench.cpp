@@ -230,30 +230,16 @@ std::map<std::string, double> no_tool_phase_in_child() {
 // The figures as verdict lines (bench/ratio_reporter.hpp): net ns per pair,
 // judged by a ceiling or by a ratio to the raw NVTX pair.
 void print_line(const char* what, double ns, double loop) {
-  bench::Verdict v;
-  v.name = what;
-  v.min = ns - loop;
-  bench::print_verdict(v);
+  bench::print_verdict(what, "ns", ns - loop);
 }
 
 void print_at_most(const char* what, double ns, double loop, double target_ns) {
-  bench::Verdict v;
-  v.name = what;
-  v.min = ns - loop;
-  v.goal = bench::Verdict::Goal::kAtMost;
-  v.target = target_ns;
-  bench::print_verdict(v);
+  bench::print_verdict(what, "ns", ns - loop, bench::Verdict::Goal::kAtMost, target_ns);
 }
 
 void print_ratio(const char* what, double ns, double raw, double loop, double target) {
-  bench::Verdict v;
-  v.name = what;
-  v.min = ns - loop;
-  v.baseline = "raw NVTX pair";
-  v.baseline_min = raw - loop;
-  v.goal = bench::Verdict::Goal::kRatioAtMost;
-  v.target = target;
-  bench::print_verdict(v);
+  bench::print_verdict(what, "ns", ns - loop, bench::Verdict::Goal::kRatioAtMost, target,
+                       "raw NVTX pair", raw - loop);
 }
 
 }  // namespace

@@ -207,23 +207,21 @@ int main(int argc, char** argv) {
   const double clocks = reporter.cpu_ns("BM_TwoClockReads") - loop;
   // Judged as what a pair costs beyond its two clock reads: the clocks are
   // the machine's, the rest is regiontrace's.
-  using regiontrace::bench::Verdict;
+  using regiontrace::bench::print_verdict;
+  using Goal = regiontrace::bench::Verdict::Goal;
   auto over_clocks = [&](const char* what, const char* name) {
     const regiontrace::bench::Spread spread = reporter.cpu_spread(name);
     if (spread.count == 0) return;
-    Verdict v;
+    regiontrace::bench::Verdict v;
     v.name = std::string(what) + ", over its two clock reads";
     v.min = spread.min - loop - clocks;
     v.median = spread.median - loop - clocks;
-    v.goal = Verdict::Goal::kAtMost;
+    v.goal = Goal::kAtMost;
     v.target = 10;
-    regiontrace::bench::print_verdict(v);
+    print_verdict(v);
   };
   std::printf("\n");
-  Verdict clock_pair;
-  clock_pair.name = "two clock reads (SDK clock), net of the empty loop";
-  clock_pair.min = clocks;
-  regiontrace::bench::print_verdict(clock_pair);
+  print_verdict("two clock reads (SDK clock), net of the empty loop", "ns", clocks);
   over_clocks("region pair, timeline sink", "BM_RegionTimeline");
   over_clocks("region pair, no-op sink with default interests", "BM_RegionNoOpTimedSink");
   over_clocks("timeline sink's callbacks alone (no host dispatch)",
@@ -231,20 +229,10 @@ int main(int argc, char** argv) {
   const std::string sustained = "BM_Sustained2Threads/iterations:1/real_time/threads:2";
   const double rate = reporter.counter(sustained, "items_per_second");
   if (rate > 0) {
-    Verdict v;
-    v.name = "sustained, 2 threads, default buffer";
-    v.unit = "M pairs/s";
-    v.min = rate / 1e6;
-    v.goal = Verdict::Goal::kAtLeast;
-    v.target = 5;
-    regiontrace::bench::print_verdict(v);
-    Verdict d;
-    d.name = "sustained, 2 threads: pairs dropped";
-    d.unit = "pairs";
-    d.min = reporter.counter(sustained, "dropped");
-    d.goal = Verdict::Goal::kAtMost;
-    d.target = 0;
-    regiontrace::bench::print_verdict(d);
+    print_verdict("sustained, 2 threads, default buffer", "M pairs/s", rate / 1e6, Goal::kAtLeast,
+                  5);
+    print_verdict("sustained, 2 threads: pairs dropped", "pairs",
+                  reporter.counter(sustained, "dropped"), Goal::kAtMost, 0);
     std::printf("%-58s %.1f s for %lld spans\n", "  trace written at shutdown in",
                 reporter.counter(sustained, "write_s"), 2 * kPairsPerThread);
   }

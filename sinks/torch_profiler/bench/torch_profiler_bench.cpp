@@ -196,14 +196,9 @@ int main(int argc, char** argv) {
         op_size(), op_size(), alone.cpu, alone.real, bare.cpu, bare.real, sink.cpu, sink.real);
     std::printf("the sink adds %.0f ns CPU per region (wall time ratio %.3f)\n",
                 sink.cpu - bare.cpu, sink.real / bare.real);
-    regiontrace::bench::Verdict v;
-    v.name = "matmul in a selected region with the sink, CPU median";
-    v.min = sink.cpu;
-    v.baseline = "under the bare profiler";
-    v.baseline_min = bare.cpu;
-    v.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
-    v.target = 1.10;
-    regiontrace::bench::print_verdict(v);
+    regiontrace::bench::print_verdict("matmul in a selected region with the sink, CPU median", "ns",
+                                      sink.cpu, regiontrace::bench::Verdict::Goal::kRatioAtMost,
+                                      1.10, "under the bare profiler", bare.cpu);
   }
   if (m.count("BM_OpOutsideRegionsWindowLive") && m.count("BM_Op")) {
     std::printf(
@@ -232,12 +227,11 @@ int main(int argc, char** argv) {
         "configured: %.2f ns (empty loop %.2f ns)\n",
         m["BM_ConfiguredRegionNotSelected"].cpu - empty,
         m["BM_RegionNothingConfigured"].cpu - empty, empty);
-    regiontrace::bench::Verdict v;
-    v.name = "region configured but not selected (torch_profiler sink), net CPU median";
-    v.min = m["BM_ConfiguredRegionNotSelected"].cpu - empty;
-    v.goal = regiontrace::bench::Verdict::Goal::kAtMost;
-    v.target = 5.0;  // the core's unrouted target (issue 15)
-    regiontrace::bench::print_verdict(v);
+    // Judged by the core's unrouted target.
+    regiontrace::bench::print_verdict(
+        "region configured but not selected (torch_profiler sink), net CPU median", "ns",
+        m["BM_ConfiguredRegionNotSelected"].cpu - empty, regiontrace::bench::Verdict::Goal::kAtMost,
+        5.0);
   }
   return 0;
 }

@@ -246,34 +246,15 @@ int main(int argc, char** argv) {
     const double mb = inputs().uncompressed_bytes / 1e6;
     const double merge_cpu = reporter.counter(merge, "cpu_s");
     const double zcat_cpu = reporter.counter(zcat, "cpu_s");
-    using regiontrace::bench::Verdict;
-    Verdict wall;
-    wall.name = "merge throughput, wall time (zcat of the same inputs as baseline)";
-    wall.unit = "MB/s";
-    wall.min = mbps;
-    wall.baseline = "zcat";
-    wall.baseline_min = reporter.counter(zcat, "MB_per_s");
-    wall.goal = Verdict::Goal::kAtLeast;
-    wall.target = 100;
-    regiontrace::bench::print_verdict(wall);
+    using regiontrace::bench::print_verdict;
+    using Goal = regiontrace::bench::Verdict::Goal;
+    print_verdict("merge throughput, wall time (zcat of the same inputs as baseline)", "MB/s", mbps,
+                  Goal::kAtLeast, 100, "zcat", reporter.counter(zcat, "MB_per_s"));
     // On a machine shared with other work, wall time mostly measures the
     // others; CPU seconds measure the program.
-    Verdict cpu;
-    cpu.name = "merge throughput per CPU second (zcat as baseline)";
-    cpu.unit = "MB/CPU-s";
-    cpu.min = mb / merge_cpu;
-    cpu.baseline = "zcat";
-    cpu.baseline_min = mb / zcat_cpu;
-    cpu.goal = Verdict::Goal::kAtLeast;
-    cpu.target = 100;
-    regiontrace::bench::print_verdict(cpu);
-    Verdict peak;
-    peak.name = "merge peak RSS";
-    peak.unit = "MiB";
-    peak.min = rss;
-    peak.goal = Verdict::Goal::kAtMost;
-    peak.target = 256;
-    regiontrace::bench::print_verdict(peak);
+    print_verdict("merge throughput per CPU second (zcat as baseline)", "MB/CPU-s", mb / merge_cpu,
+                  Goal::kAtLeast, 100, "zcat", mb / zcat_cpu);
+    print_verdict("merge peak RSS", "MiB", rss, Goal::kAtMost, 256);
   }
   return 0;
 }

@@ -4,8 +4,9 @@
 // every perturbation of 0.1%, 1% and 5% of each block at step 0 and step 2,
 // diff must name that block and step first whenever the perturbation is at
 // least 10x the dtype's rounding noise (its unit roundoff: 2^-24 for fp32,
-// 2^-8 for bf16), must never name another record first, and must exit 0 on
-// the faithful ports, which differ from the reference by rounding only.
+// 2^-8 for bf16), must never name a record that ran before the perturbed
+// one, and must exit 0 on the faithful ports, which differ from the
+// reference by rounding only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,11 +95,24 @@ TEST_F(DiffMatrix, DefaultOptionsNameThePerturbedBlockAndStep) {
             ASSERT_FALSE(first.is_null()) << what;
           }
           if (first.is_null()) continue;
-          // Below the threshold too: a divergence, when reported, is the right one.
-          EXPECT_EQ(first["module"], "blocks." + std::to_string(block)) << what;
-          EXPECT_EQ(first["step"], step) << what;
           EXPECT_EQ(first["tensor"], "out") << what;
-          ++named;
+          const std::string module = first["module"].get<std::string>();
+          const int first_step = first["step"].get<int>();
+          if (detectable) {
+            EXPECT_EQ(module, "blocks." + std::to_string(block)) << what;
+            EXPECT_EQ(first_step, step) << what;
+            ++named;
+            continue;
+          }
+          // Below the threshold the perturbed block may pass as rounding and
+          // a later one, where the difference has grown, be the first over
+          // the tolerance (bf16 on CPUs with native bf16 arithmetic does
+          // so). Never a record that ran before the perturbation.
+          ASSERT_EQ(module.rfind("blocks.", 0), 0u) << what << ": " << module;
+          const int first_block = std::stoi(module.substr(7));
+          EXPECT_TRUE(first_step > step || (first_step == step && first_block >= block))
+              << what << ": first divergence at " << module << " step " << first_step;
+          if (module == "blocks." + std::to_string(block) && first_step == step) ++named;
         }
       }
     }

@@ -66,12 +66,13 @@ class Dispatcher {
  private:
   Dispatcher();
   static Dispatcher* const instance_;
+  // The running table, to the dispatcher and to the inline fast path.
+  void publish(const RoutingTable* table) {
+    table_.store(table, std::memory_order_release);
+    g_region_routing.store(table, std::memory_order_release);
+  }
   void route_new_region(const RegionEntry& entry);
   void route_region(RoutingTable& table, const RegionEntry& entry);
-  __attribute__((noinline)) std::uint64_t enter_slow(RegionId id);
-  __attribute__((noinline)) std::uint64_t enter_selected(ThreadStack& stack,
-                                                         const RoutingTable& table, RegionId id);
-  __attribute__((noinline)) void leave_scope_slow(ThreadStack* stack, std::uint64_t token);
   std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
                      std::uint64_t token);
   void pop(ThreadStack& stack, bool unwinding);

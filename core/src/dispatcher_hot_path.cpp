@@ -1,7 +1,8 @@
-// Dispatcher, hot path: entering and leaving regions. push and pop inline
-// into the exported detail::enter/leave; building and delivering events
-// (dispatcher_events.cpp) is kept out of line, so the unrouted case stays a
-// few loads and stores.
+// Dispatcher, hot path: entering and leaving regions. A region no sink
+// selected is pushed and popped by the inline code of the public header
+// (regiontrace/detail/region_stack.hpp) on the stack defined here; the rest
+// comes to the exported detail::enter/leave/leave_scope. Building and
+// delivering events (dispatcher_events.cpp) is kept out of line.
 #include <string>
 #include <vector>
 
@@ -17,18 +18,18 @@ namespace {
 
 std::atomic<std::uint64_t> g_thread_counter{0};
 
-// The pointer is trivially destructible, so reaching it costs one TLS access;
-// the cleaner (non-trivial) is touched only once per thread, when the stack
-// is created, and ends what the thread left open when it exits.
-thread_local ThreadStack* t_stack __attribute__((tls_model("initial-exec"))) = nullptr;
 // Set when the thread's stack is gone (the thread is exiting) or the thread
 // is not tracked (past kMaxTrackedThreads): no stack is made for it again.
 thread_local bool t_untracked __attribute__((tls_model("initial-exec"))) = false;
 
+ThreadStack* this_thread_stack() {
+  return static_cast<ThreadStack*>(t_region_stack);
+}
+
 struct StackCleaner {
   ~StackCleaner() {
-    ThreadStack* s = t_stack;
-    t_stack = nullptr;
+    ThreadStack* s = this_thread_stack();
+    t_region_stack = nullptr;
     t_untracked = true;
     if (s != nullptr) {
       Dispatcher::instance().close_thread(*s);
@@ -57,6 +58,12 @@ __attribute__((noinline, cold)) std::uint64_t report_stack_full() {
 
 }  // namespace
 
+// The pointer is trivially destructible, so reaching it costs one TLS access;
+// the cleaner (non-trivial) is touched only once per thread, when the stack
+// is created, and ends what the thread left open when it exits.
+__thread RegionStack* t_region_stack __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<const RegionRouting*> g_region_routing{nullptr};
+
 // Built when the library loads (before any application code can open a
 // region) and never destroyed: regions may run in exit handlers. A plain
 // pointer keeps the hot path free of function-local-static guards; defined
@@ -64,7 +71,7 @@ __attribute__((noinline, cold)) std::uint64_t report_stack_full() {
 Dispatcher* const Dispatcher::instance_ = new Dispatcher();
 
 ThreadStack* current_thread_stack() {
-  ThreadStack* s = t_stack;
+  ThreadStack* s = this_thread_stack();
   if (s != nullptr || t_untracked) return s;
   const std::uint64_t number = g_thread_counter.fetch_add(1, std::memory_order_relaxed) + 1;
   if (number > kMaxTrackedThreads) {
@@ -73,7 +80,7 @@ ThreadStack* current_thread_stack() {
     return nullptr;
   }
   s = new ThreadStack(number);
-  t_stack = s;
+  t_region_stack = s;
   (void)&t_cleaner;  // odr-use: registers the cleaner for this thread
   return s;
 }
@@ -117,34 +124,11 @@ __attribute__((always_inline)) inline void Dispatcher::pop(ThreadStack& stack, b
   stack.pop();
 }
 
-// The common case while sinks run, a region no sink selected, is a leaf
-// function: no registers to save, no calls. Everything else goes through
-// enter_slow.
-__attribute__((always_inline)) inline std::uint64_t Dispatcher::enter(RegionId id) {
-  ThreadStack* stack = t_stack;
-  const RoutingTable* t = table_.load(std::memory_order_acquire);
-  if (__builtin_expect(stack != nullptr && t != nullptr && !stack->full(), 1)) {
-    if (__builtin_expect(t->region_mask(id) != 0, 0)) return enter_selected(*stack, *t, id);
-    const std::uint64_t inside = inside_mask(stack, *t);
-    const std::uint64_t token = stack->next_token();
-    Frame& f = stack->push();
-    f.id = id;
-    f.generation = t->generation();
-    f.token = token;
-    f.inside = inside;
-    f.delivered = 0;
-    return token;
-  }
-  return enter_slow(id);
-}
-
-std::uint64_t Dispatcher::enter_selected(ThreadStack& stack, const RoutingTable& table,
-                                         RegionId id) {
-  return push(stack, table, id, stack.next_token());
-}
-
-std::uint64_t Dispatcher::enter_slow(RegionId id) {
-  ThreadStack* stack = t_stack;
+// What the inline fast path (regiontrace/detail/region_stack.hpp) does not
+// take: a thread's first region, a selected region, a full stack; and every
+// begin().
+std::uint64_t Dispatcher::enter(RegionId id) {
+  ThreadStack* stack = this_thread_stack();
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
     if (stack == nullptr) return 0;
@@ -154,8 +138,8 @@ std::uint64_t Dispatcher::enter_slow(RegionId id) {
   return push(*stack, *t, id, stack->next_token());
 }
 
-__attribute__((always_inline)) inline void Dispatcher::leave(std::uint64_t token, bool unwinding) {
-  ThreadStack* stack = t_stack;
+void Dispatcher::leave(std::uint64_t token, bool unwinding) {
+  ThreadStack* stack = this_thread_stack();
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();  // an end() on a thread that never began one
     if (stack == nullptr) return;
@@ -168,22 +152,10 @@ __attribute__((always_inline)) inline void Dispatcher::leave(std::uint64_t token
   leave_out_of_order(*stack, token, unwinding);
 }
 
-// A scope's end: unwinding when more exceptions are in flight than when the
-// (delivered) region began.
-__attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t token) {
-  ThreadStack* stack = t_stack;
-  // The common case, as in enter: the innermost frame, delivered to no sink.
-  if (__builtin_expect(stack != nullptr && (token & kTokenDelivered) == 0 && !stack->empty(), 1)) {
-    const Frame& top = stack->top();
-    if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
-      stack->pop();
-      return;
-    }
-  }
-  leave_scope_slow(stack, token);
-}
-
-void Dispatcher::leave_scope_slow(ThreadStack* stack, std::uint64_t token) {
+// A scope's end that the inline fast path did not take: unwinding when more
+// exceptions are in flight than when the (delivered) region began.
+void Dispatcher::leave_scope(std::uint64_t token) {
+  ThreadStack* stack = this_thread_stack();
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
     if (stack == nullptr) return;
@@ -204,8 +176,7 @@ void Dispatcher::leave_scope_slow(ThreadStack* stack, std::uint64_t token) {
   leave_out_of_order(*stack, token, unwinding);
 }
 
-// The exported entry points of <regiontrace/regiontrace.hpp>, here so that
-// enter/leave inline into them.
+// The exported entry points of <regiontrace/regiontrace.hpp>.
 std::uint64_t enter(RegionId id) {
   return Dispatcher::instance().enter(id);
 }
@@ -260,7 +231,7 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
 bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   if (t == nullptr) return false;
-  return (inside_mask(t_stack, *t) & tensor_family(*t, origin) &
+  return (inside_mask(this_thread_stack(), *t) & tensor_family(*t, origin) &
           live_.load(std::memory_order_relaxed)) != 0;
 }
 

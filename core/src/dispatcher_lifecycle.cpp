@@ -55,12 +55,12 @@ void Dispatcher::route_new_region(const RegionEntry& entry) {
   // Runs under the registry lock, so tables only change here and in start/stop.
   RoutingTable* t = tables_.empty() ? nullptr : tables_.back().get();
   if (t == nullptr || table_.load() != t) return;
-  if (entry.id >= t->capacity()) {
-    tables_.push_back(t->grown(std::max<std::size_t>(t->capacity() * 2, entry.id + 1)));
+  if (entry.id >= t->region_capacity()) {
+    tables_.push_back(t->grown(std::max<std::size_t>(t->region_capacity() * 2, entry.id + 1)));
     t = tables_.back().get();
   }
   route_region(*t, entry);
-  table_.store(t, std::memory_order_release);
+  publish(t);
 }
 
 void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
@@ -83,7 +83,7 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
     route_region(*t, registry.entry(static_cast<RegionId>(i)));
   }
   registry.set_new_region_hook([this](const RegionEntry& e) { route_new_region(e); });
-  table_.store(t, std::memory_order_release);
+  publish(t);
   recompute_live_locked();
   if (t->op_mask != 0 && op_observer_switch_ != nullptr) {
     op_observer_switch_(true);
@@ -116,7 +116,7 @@ void Dispatcher::stop() {
     std::lock_guard<std::mutex> lock(control_mutex_);
     if (table_.load() == nullptr) return;
     registry.set_new_region_hook(nullptr);
-    table_.store(nullptr, std::memory_order_release);
+    publish(nullptr);
     enabled_.store(0);
     live_.store(0);
     stopping = std::move(slots_);
@@ -143,7 +143,7 @@ void Dispatcher::abandon_after_fork() {
   // Only this thread survives the fork; locks held by others are gone with
   // them, so nothing here may lock. The sinks' buffers and files belong to
   // the parent: leave them alone.
-  table_.store(nullptr);
+  publish(nullptr);
   enabled_.store(0);
   live_.store(0);
   new (&control_mutex_) std::mutex();

@@ -10,30 +10,30 @@
 #include <memory>
 #include <vector>
 
+#include "regiontrace/detail/region_stack.hpp"
 #include "regiontrace/sdk/events.hpp"
 #include "sink_slot.hpp"
 
 namespace regiontrace::detail {
 
-class RoutingTable {
+class RoutingTable : public RegionRouting {
  public:
   RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity, std::uint32_t generation);
 
   std::uint64_t region_mask(RegionId id) const {
-    return id < capacity_ ? masks_[id].load(std::memory_order_relaxed) : 0;
+    return id < capacity ? masks_[id].load(std::memory_order_relaxed) : 0;
   }
   void set_region_mask(RegionId id, std::uint64_t mask) {
     masks_[id].store(mask, std::memory_order_relaxed);
   }
-  std::size_t capacity() const { return capacity_; }
+  std::size_t region_capacity() const { return capacity; }
   std::unique_ptr<RoutingTable> grown(std::size_t capacity) const;
 
   const std::vector<SinkSlot*>& slots() const { return slots_; }
-  std::uint32_t generation() const { return generation_; }
+  std::uint32_t generation() const { return RegionRouting::generation; }
 
-  // Sinks with no region filter: they also see marks and tensors outside
-  // every region.
-  std::uint64_t unfiltered_mask = 0;
+  // unfiltered_mask (RegionRouting): sinks with no region filter; they also
+  // see marks and tensors outside every region.
   std::uint64_t mark_mask = 0;
   std::uint64_t step_mask = 0;
   std::uint64_t tensor_mask = 0;
@@ -47,9 +47,7 @@ class RoutingTable {
 
  private:
   std::vector<SinkSlot*> slots_;
-  std::size_t capacity_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;
-  std::uint32_t generation_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;  // RegionRouting::masks
 };
 
 }  // namespace regiontrace::detail

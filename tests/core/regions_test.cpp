@@ -255,5 +255,61 @@ TEST_F(RegionsTest, RegionsOpenAcrossShutdownAndRestartAreNotDeliveredTwice) {
             (std::vector<std::string>{"begin fresh", "end fresh"}));
 }
 
+// Regions no sink selected are pushed by the public header's inline code;
+// past the stack's 256 frames they go to the library, which skips them with
+// one warning. Either way every region that ends pops its own frame.
+void nest_unselected(int levels, int probe_at) {
+  RT_REGION("deep");
+  if (levels == probe_at) {
+    RT_REGION("probe");
+    mark("in_probe");
+  }
+  if (levels > 1) nest_unselected(levels - 1, probe_at);
+}
+
+TEST_F(RegionsTest, UnselectedRegionsPastTheStackLimitAreSkippedAndTheStackStaysBalanced) {
+  start({{"sinks.recorder.regions", "probe,after"}});
+  testing::internal::CaptureStderr();
+  nest_unselected(300, 100);  // probe below 200 frames of "deep"
+  nest_unselected(300, 10);   // probe where the stack is full: not recorded
+  { RT_REGION("after"); }
+  const std::string log = testing::internal::GetCapturedStderr();
+  const auto events = finish();
+  EXPECT_EQ(region_sequence(events),
+            (std::vector<std::string>{"begin probe", "end probe", "begin after", "end after"}));
+  const auto begins = events_of(events, "begin");
+  std::string deep_path;
+  for (int i = 0; i < 201; ++i) deep_path += "deep/";
+  EXPECT_EQ(begins[0]["path"], deep_path + "probe");
+  EXPECT_EQ(begins[0]["depth"], 201);
+  EXPECT_EQ(begins[1]["path"], "after");
+  EXPECT_EQ(begins[1]["depth"], 0);
+  const auto marks = events_of(events, "mark");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0]["path"], deep_path + "probe");
+  EXPECT_NE(log.find("nested deeper than 256"), std::string::npos) << log;
+}
+
+// An unselected region inside a selected one passes the selection on to
+// what runs inside it (marks here); outside every selected region nothing.
+TEST_F(RegionsTest, AnUnselectedRegionPassesOnTheSelectedRegionAroundIt) {
+  start({{"sinks.recorder.regions", "outer"}});
+  {
+    RT_REGION("outer");
+    RT_REGION("inner");
+    mark("inside_outer");
+  }
+  {
+    RT_REGION("inner");
+    mark("outside_outer");
+  }
+  const auto events = finish();
+  EXPECT_EQ(region_sequence(events), (std::vector<std::string>{"begin outer", "end outer"}));
+  const auto marks = events_of(events, "mark");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0]["name"], "inside_outer");
+  EXPECT_EQ(marks[0]["path"], "outer/inner");
+}
+
 }  // namespace
 }  // namespace regiontrace::test

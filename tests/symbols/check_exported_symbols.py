@@ -42,6 +42,9 @@ def public_words(include_dir):
     for header in sorted(pathlib.Path(include_dir).rglob("*.hpp")):
         text = re.sub(r"//[^\n]*|/\*.*?\*/", "", header.read_text(encoding="utf-8"),
                       flags=re.S)
+        # Attributes are not names: `REGIONTRACE_API __thread T* name
+        # __attribute__((tls_model("initial-exec")));` declares `name`.
+        text = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)", "", text)
         words.update(re.findall(r"[A-Za-z_]\w*", text))
         stack = []  # one entry per open brace: the namespace it opens, or None
         for m in token.finditer(text):

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "regiontrace/detail/region_stack.hpp"
 #include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/export.hpp"
 
@@ -96,13 +97,12 @@ extern REGIONTRACE_API std::atomic<std::uint8_t> g_state;
 
 // The implicit start: never throws (see init()).
 REGIONTRACE_API void lazy_init();
-// Returns a token (0 = nothing to end; layout in detail/region_token.hpp).
-REGIONTRACE_API std::uint64_t enter(RegionId id);
+// enter(id) (detail/region_stack.hpp) returns a token: 0 = nothing to end;
+// layout in detail/region_token.hpp. leave_scope(token) ends a scope's
+// region: whether an exception is leaving it (more uncaught than when it
+// began) is the library's to tell, as it keeps the count of a delivered
+// region's begin, so the inline code reads no exception state.
 REGIONTRACE_API void leave(std::uint64_t token, bool unwinding);
-// Ends a scope's region. Whether an exception is leaving it (more uncaught
-// than when it began) is the library's to tell: it keeps the count of a
-// delivered region's begin, so the inline code reads no exception state.
-REGIONTRACE_API void leave_scope(std::uint64_t token);
 }  // namespace detail
 
 // A region open for the lifetime of the object.
@@ -113,7 +113,7 @@ class Region {
   explicit Region(RegionId id) {
     const std::uint8_t state = detail::g_state.load(std::memory_order_relaxed);
     if (state == detail::kStateOn) {
-      token_ = detail::enter(id);
+      token_ = detail::enter_inline(id);
     } else if (state == detail::kStateUninitialized) {
       start_and_open(id);
     }
@@ -123,12 +123,12 @@ class Region {
     if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) {
       RegionId id = region_id(name);  // initialises on first use
       if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
-        token_ = detail::enter(id);
+        token_ = detail::enter_inline(id);
       }
     }
   }
   ~Region() {
-    if (token_ != 0) detail::leave_scope(token_);
+    if (token_ != 0) detail::leave_scope_inline(token_);
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
@@ -137,7 +137,7 @@ class Region {
   void start_and_open(RegionId id) {
     detail::lazy_init();
     if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
-      token_ = detail::enter(id);
+      token_ = detail::enter_inline(id);
     }
   }
   std::uint64_t token_ = 0;

@@ -91,6 +91,8 @@ class Dispatcher {
   // filled in; `mask` (the sinks it goes to) decides whether the clock is read.
   template <typename Event>
   Event make_event(ThreadStack* stack, const RoutingTable& table, std::uint64_t mask) const;
+  RegionEvent region_event(ThreadStack& stack, const Frame& frame, std::int64_t time_ns,
+                           bool unwinding, std::int64_t begin_ns) const;
 
   RegionRegistry* registry_;
   std::atomic<const RoutingTable*> table_{nullptr};

@@ -22,23 +22,16 @@ ThreadStack::ThreadStack(std::uint64_t number)
   thread = number;
 }
 
-std::string_view ThreadStack::path(std::uint32_t depth) {
-  if (depth > open) depth = open;
-  if (depth == 0) return {};
-  std::uint32_t valid = 0;
-  while (valid < depth && valid < built_depth_ && built_ids_[valid] == frames[valid].id) ++valid;
-  if (valid < depth) {
-    const RegionRegistry& registry = RegionRegistry::instance();
-    path_.resize(valid == 0 ? 0 : built_end_[valid - 1]);
-    for (std::uint32_t i = valid; i < depth; ++i) {
-      if (i != 0) path_ += '/';
-      path_ += registry.entry(frames[i].id).name;
-      built_ids_[i] = frames[i].id;
-      built_end_[i] = static_cast<std::uint32_t>(path_.size());
-    }
-    built_depth_ = depth;
+void ThreadStack::build_path(std::uint32_t valid, std::uint32_t depth) {
+  const RegionRegistry& registry = RegionRegistry::instance();
+  path_.resize(valid == 0 ? 0 : built_end_[valid - 1]);
+  for (std::uint32_t i = valid; i < depth; ++i) {
+    if (i != 0) path_ += '/';
+    path_ += registry.entry(frames[i].id).name;
+    built_ids_[i] = frames[i].id;
+    built_end_[i] = static_cast<std::uint32_t>(path_.size());
   }
-  return std::string_view(path_.data(), built_end_[depth - 1]);
+  built_depth_ = depth;
 }
 
 }  // namespace regiontrace::detail

@@ -36,10 +36,22 @@ class ThreadStack : public RegionStack {
   // its TLS lookup through __tls_get_addr): ~4 ns a region pair.
   unsigned uncaught_exceptions() const { return *uncaught_; }
 
-  // "outer/inner" for frames [0, depth).
-  std::string_view path(std::uint32_t depth);
+  // "outer/inner" for frames [0, depth). Inline: an event's path is
+  // usually the one built for the event before, and the check that it still
+  // is costs less than the call.
+  std::string_view path(std::uint32_t depth) {
+    if (depth > open) depth = open;
+    if (depth == 0) return {};
+    std::uint32_t valid = 0;
+    while (valid < depth && valid < built_depth_ && built_ids_[valid] == frames[valid].id) ++valid;
+    if (__builtin_expect(valid < depth, 0)) build_path(valid, depth);
+    return std::string_view(path_.data(), built_end_[depth - 1]);
+  }
 
  private:
+  // Rebuilds the path from frame `valid` on, up to `depth`.
+  __attribute__((noinline)) void build_path(std::uint32_t valid, std::uint32_t depth);
+
   const unsigned* uncaught_;  // this thread's count in the C++ runtime
   // path_ holds the names of built_ids_[0, built_depth_), ending at built_end_.
   std::string path_;

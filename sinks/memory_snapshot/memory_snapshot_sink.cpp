@@ -89,8 +89,8 @@ ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id, bool c
 }
 
 void MemorySnapshotSink::throw_if_failed() {
+  if (__builtin_expect(!writer_.failed(), 1)) return;
   const std::string failure = writer_.failure();
-  if (failure.empty()) return;
   // The host logs this once, switches the sink off and closes it.
   failure_reported_.store(true);
   throw std::runtime_error(failure);

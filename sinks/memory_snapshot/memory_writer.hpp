@@ -50,6 +50,9 @@ class MemoryWriter {
 
   // The first write error ("" when none): the sink then switches itself off.
   std::string failure() const;
+  // Whether there is one: an atomic load, for every region event (failure()
+  // locks the queue and copies the message).
+  bool failed() const { return queue_.failed(); }
   // Records refused: queue full, or the writer closed or failed.
   std::int64_t dropped() const {
     return static_cast<std::int64_t>(queue_.dropped() + queue_.refused());

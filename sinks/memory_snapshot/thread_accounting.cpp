@@ -70,20 +70,27 @@ bool ThreadAccounting::close(RegionId id, const MemoryCounters& counters, bool s
 
 int ThreadAccounting::cached_path(std::string_view path, std::string_view name,
                                   RegionPaths& paths) {
+  if (last_index_ != RegionPaths::kOutside && path == last_path_) return last_index_;
   const std::uint64_t h = std::hash<std::string_view>{}(path);
   auto it = path_cache_.find(h);
+  int index;
   if (it != path_cache_.end() &&
       (it->second == RegionPaths::kOverflow || paths.path(it->second) == path)) {
-    return it->second;
+    index = it->second;
+  } else {
+    index = paths.intern(path, name);
+    if (it == path_cache_.end()) path_cache_.emplace(h, index);
   }
-  const int index = paths.intern(path, name);
-  if (it == path_cache_.end()) path_cache_.emplace(h, index);
+  last_path_.assign(path);
+  last_index_ = index;
   return index;
 }
 
 void ThreadAccounting::release() {
   reporter.reset();
   std::unordered_map<std::uint64_t, int>().swap(path_cache_);
+  std::string().swap(last_path_);
+  last_index_ = RegionPaths::kOutside;
   std::vector<Frame>().swap(frames_);
   depth_ = 0;
 }

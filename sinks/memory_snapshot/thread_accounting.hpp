@@ -144,6 +144,10 @@ class ThreadAccounting {
   std::atomic<std::int64_t> peak_[kMaxDevices] = {};
   std::atomic<std::uint64_t> heard_{0};
   std::unordered_map<std::uint64_t, int> path_cache_;
+  // The last path looked up: a loop re-entering one region compares its
+  // path with this instead of hashing it.
+  std::string last_path_;
+  int last_index_ = RegionPaths::kOutside;
 };
 
 }  // namespace regiontrace::memory

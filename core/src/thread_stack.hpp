@@ -1,8 +1,8 @@
 // The regions open on one thread: the RegionStack the public header's fast
 // path pushes and pops (regiontrace/detail/region_stack.hpp), and what the
-// library keeps beside it. The path text is built only when an event needs it, and the
-// built prefix is kept across pops, so a loop re-entering the same regions
-// re-uses it.
+// library keeps beside it. The path text is built only when an event needs
+// it, and the built prefix is kept across pops, so a loop re-entering the
+// same regions re-uses it.
 #pragma once
 
 #include <cstdint>

@@ -26,6 +26,7 @@
 namespace regiontrace::detail {
 
 class ThreadStack;
+class SpanBuffer;
 struct Frame;
 class RegionRegistry;
 struct RegionEntry;
@@ -81,6 +82,18 @@ class Dispatcher {
                                                Frame& frame);
   void report_awaited_never_entered(const RoutingTable& table);
   __attribute__((noinline)) void deliver_end(ThreadStack& stack, bool unwinding);
+  // Spans (dispatcher_spans.cpp): begun and ended for the span sinks in
+  // `sinks`, handed over by the owner (buffer full, thread exit) or by stop().
+  void begin_span(ThreadStack& stack, const RoutingTable& table, const Frame& frame,
+                  std::uint64_t sinks);
+  void end_span(ThreadStack& stack, const RoutingTable& table, const Frame& frame,
+                std::uint64_t sinks, std::int64_t end_ns, bool unwinding);
+  void hand_over_spans(SpanBuffer& buffer, const RoutingTable* table, bool last);
+  void collect_spans(const RoutingTable& table, std::uint64_t enabled);
+  void deliver_spans(const RoutingTable& table, std::uint64_t enabled, const SpanBuffer& buffer,
+                     const Span* spans, const std::uint64_t* sinks, std::size_t count, bool last);
+  void close_thread_spans(ThreadStack& stack);
+  void forget_spans_after_fork();
   void leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding);
   void recompute_live_locked();
   // Calls fn(sink) for every sink in `mask`; a sink that throws is switched off.
@@ -105,6 +118,8 @@ class Dispatcher {
   std::vector<std::unique_ptr<SinkSlot>> slots_;          // running
   std::vector<std::unique_ptr<SinkSlot>> retired_slots_;  // kept alive, never destroyed
   std::vector<std::unique_ptr<RoutingTable>> tables_;     // current one is last; all kept
+  std::mutex span_threads_mutex_;                         // the threads with a SpanBuffer
+  std::vector<ThreadStack*> span_threads_;                // (before a buffer's own lock)
   void (*op_observer_switch_)(bool) = nullptr;
   bool op_observer_on_ = false;
 };

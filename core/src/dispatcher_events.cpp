@@ -50,8 +50,12 @@ __attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
 
 void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& f) {
   f.begin_ns = (f.delivered & table.time_mask) != 0 ? now_ns() : 0;
+  const std::uint64_t spans = f.delivered & table.span_mask;
+  if (spans != 0) begin_span(stack, table, f, spans);
+  const std::uint64_t events = f.delivered & ~table.span_mask;
+  if (events == 0) return;
   const RegionEvent ev = region_event(stack, f, f.begin_ns, false, 0);
-  deliver(table, f.delivered, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
+  deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
 }
 
 void Dispatcher::deliver_end(ThreadStack& stack, bool unwinding) {
@@ -60,10 +64,15 @@ void Dispatcher::deliver_end(ThreadStack& stack, bool unwinding) {
   const std::uint64_t mask = t != nullptr && f.generation == t->generation()
                                  ? f.delivered & enabled_.load(std::memory_order_relaxed)
                                  : 0;
+  if (SpanBuffer* b = stack.spans()) b->close_span(stack.depth() - 1);
   if (mask == 0) return;
   const std::int64_t time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
+  const std::uint64_t spans = mask & t->span_mask;
+  if (spans != 0) end_span(stack, *t, f, spans, time_ns, unwinding);
+  const std::uint64_t events = mask & ~t->span_mask;
+  if (events == 0) return;
   const RegionEvent ev = region_event(stack, f, time_ns, unwinding, f.begin_ns);
-  deliver(*t, mask, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
+  deliver(*t, events, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
 }
 
 void Dispatcher::set_step(std::int64_t step) {

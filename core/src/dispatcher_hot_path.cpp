@@ -96,8 +96,8 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
   if (__builtin_expect(stack.full(), 0)) return report_stack_full();
   const std::uint64_t selected = table.region_mask(id);
   const std::uint64_t outer = inside_mask(&stack, table);
-  const std::uint64_t delivered =
-      selected & table.region_event_mask & live_.load(std::memory_order_relaxed);
+  const std::uint64_t delivered = selected & (table.region_event_mask | table.span_mask) &
+                                  live_.load(std::memory_order_relaxed);
   Frame& f = stack.push();
   f.id = id;
   f.generation = table.generation();
@@ -237,6 +237,7 @@ bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
 
 void Dispatcher::close_thread(ThreadStack& stack) {
   while (!stack.empty()) pop(stack, false);
+  close_thread_spans(stack);
 }
 
 }  // namespace regiontrace::detail

@@ -110,12 +110,16 @@ void Dispatcher::stop() {
     report_awaited_never_entered(*t);
   }
   std::vector<std::unique_ptr<SinkSlot>> stopping;
+  const RoutingTable* stopped = nullptr;
+  std::uint64_t stopped_enabled = 0;
   {
     RegionRegistry& registry = RegionRegistry::instance();
     std::lock_guard<std::mutex> registry_lock(registry.mutex());
     std::lock_guard<std::mutex> lock(control_mutex_);
     if (table_.load() == nullptr) return;
     registry.set_new_region_hook(nullptr);
+    stopped = table_.load();
+    stopped_enabled = enabled_.load();
     publish(nullptr);
     enabled_.store(0);
     live_.store(0);
@@ -124,6 +128,8 @@ void Dispatcher::stop() {
     if (op_observer_on_ && op_observer_switch_ != nullptr) op_observer_switch_(false);
     op_observer_on_ = false;
   }
+  // Spans the threads still hold, before their sinks close.
+  if (stopped != nullptr && stopped->span_mask != 0) collect_spans(*stopped, stopped_enabled);
   for (auto& slot : stopping) {
     if (slot->failed.load()) continue;
     try {
@@ -150,6 +156,7 @@ void Dispatcher::abandon_after_fork() {
   for (auto& slot : slots_) slot.release();  // NOLINT: intentionally leaked
   slots_.clear();
   op_observer_on_ = false;
+  forget_spans_after_fork();
 }
 
 std::vector<const SinkSlot*> Dispatcher::running_slots() const {

@@ -40,6 +40,7 @@ class RoutingTable : public RegionRouting {
   std::uint64_t op_mask = 0;
   std::uint64_t snapshot_mask = 0;
   std::uint64_t region_event_mask = 0;  // want on_region_begin/end
+  std::uint64_t span_mask = 0;          // want spans (on_spans) instead
   std::uint64_t time_mask = 0;          // want time_ns filled in
   // Some filter waits for a name no region had at start-up: entering a
   // selected region is then noted, for the shutdown report.

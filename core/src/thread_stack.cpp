@@ -1,6 +1,8 @@
 #include "thread_stack.hpp"
 
 #include <cxxabi.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "region_registry.hpp"
 
@@ -20,6 +22,12 @@ struct EhGlobals {
 ThreadStack::ThreadStack(std::uint64_t number)
     : uncaught_(&reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions) {
   thread = number;
+}
+
+SpanBuffer& ThreadStack::make_spans(std::uint32_t generation) {
+  spans_ =
+      std::make_unique<SpanBuffer>(thread, static_cast<long>(::syscall(SYS_gettid)), generation);
+  return *spans_;
 }
 
 void ThreadStack::build_path(std::uint32_t valid, std::uint32_t depth) {

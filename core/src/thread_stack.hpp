@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "regiontrace/detail/region_stack.hpp"
 #include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/sdk/events.hpp"
+#include "span_buffer.hpp"
 
 namespace regiontrace::detail {
 
@@ -31,6 +33,10 @@ class ThreadStack : public RegionStack {
   void pop() { --open; }
 
   std::uint64_t next_token() { return make_region_token(thread, ++serial); }
+
+  // The thread's spans for kInterestSpans sinks: made on its first span.
+  SpanBuffer* spans() const { return spans_.get(); }
+  SpanBuffer& make_spans(std::uint32_t generation);
 
   // std::uncaught_exceptions() of this thread, read without the call (and
   // its TLS lookup through __tls_get_addr): ~4 ns a region pair.
@@ -53,6 +59,7 @@ class ThreadStack : public RegionStack {
   __attribute__((noinline)) void build_path(std::uint32_t valid, std::uint32_t depth);
 
   const unsigned* uncaught_;  // this thread's count in the C++ runtime
+  std::unique_ptr<SpanBuffer> spans_;
   // path_ holds the names of built_ids_[0, built_depth_), ending at built_end_.
   std::string path_;
   std::uint32_t built_depth_ = 0;

@@ -1,8 +1,7 @@
 #include "thread_slots.hpp"
 
-#include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <fstream>
+#include <string>
 
 namespace regiontrace::timeline {
 
@@ -12,7 +11,19 @@ SlotTable::SlotTable() : pages_(new std::atomic<std::atomic<ThreadSlot*>*>[kPage
 
 SlotTable::~SlotTable() = default;
 
-ThreadSlot* SlotTable::create(std::uint64_t number) {
+namespace {
+
+// Any thread's name, from any thread: spans may be handed over by another.
+std::string thread_name(long os_tid) {
+  std::ifstream comm("/proc/self/task/" + std::to_string(os_tid) + "/comm");
+  std::string name;
+  if (std::getline(comm, name) && !name.empty()) return name;
+  return "thread " + std::to_string(os_tid);
+}
+
+}  // namespace
+
+ThreadSlot* SlotTable::create(std::uint64_t number, long os_tid) {
   const std::uint64_t page = number >> kPageBits;
   if (page >= kPages) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -28,13 +39,8 @@ ThreadSlot* SlotTable::create(std::uint64_t number) {
   if (ThreadSlot* existing = entry.load(std::memory_order_relaxed)) return existing;
   auto slot = std::make_unique<ThreadSlot>();
   slot->index = slots_.size();
-  slot->os_tid = static_cast<long>(::syscall(SYS_gettid));
-  char name[64] = {0};
-  if (pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 && name[0] != '\0') {
-    slot->name = name;
-  } else {
-    slot->name = "thread " + std::to_string(slot->os_tid);
-  }
+  slot->os_tid = os_tid;
+  slot->name = thread_name(os_tid);
   slots_.push_back(std::move(slot));
   entry.store(slots_.back().get(), std::memory_order_release);
   return slots_.back().get();

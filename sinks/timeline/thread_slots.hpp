@@ -25,6 +25,15 @@ struct OpenRegion {
 struct ThreadSlot {
   static constexpr int kMaxDepth = 256;  // the host's deepest tracked nesting
 
+  // Held while the slot's chunk is written: a thread's spans may be handed
+  // over by the stopping thread while the thread itself writes a mark.
+  void lock() {
+    while (busy.exchange(true, std::memory_order_acquire)) {
+    }
+  }
+  void unlock() { busy.store(false, std::memory_order_release); }
+  std::atomic<bool> busy{false};
+
   std::uint64_t index = 0;  // in SlotTable::all()
   long os_tid = 0;
   std::string name;  // the thread's name when it first recorded
@@ -33,6 +42,14 @@ struct ThreadSlot {
   std::uint32_t used = 0;
   std::atomic<std::uint64_t> dropped{0};  // events lost for want of a chunk
   OpenRegion open[kMaxDepth];
+};
+
+struct SlotLock {
+  explicit SlotLock(ThreadSlot& s) : slot(s) { slot.lock(); }
+  ~SlotLock() { slot.unlock(); }
+  SlotLock(const SlotLock&) = delete;
+  SlotLock& operator=(const SlotLock&) = delete;
+  ThreadSlot& slot;
 };
 
 class SlotTable {
@@ -52,9 +69,9 @@ class SlotTable {
     return p == nullptr ? nullptr
                         : p[number & ((1u << kPageBits) - 1)].load(std::memory_order_acquire);
   }
-  // On the thread `number` names (its tid and name are read here); null
-  // past the table's size.
-  ThreadSlot* create(std::uint64_t number);
+  // For the host's thread `number`, Linux thread `os_tid` of this process
+  // (its name is read from /proc); null past the table's size.
+  ThreadSlot* create(std::uint64_t number, long os_tid);
   std::vector<ThreadSlot*> all() const;
 
  private:

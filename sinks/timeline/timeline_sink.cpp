@@ -49,50 +49,53 @@ void TimelineSink::on_region_routed(const RegionInfo& info) {
   names_[info.id] = std::string(info.name);
 }
 
-ThreadSlot* TimelineSink::new_slot(std::uint64_t number) {
+ThreadSlot* TimelineSink::new_slot(std::uint64_t number, long os_tid, bool exit_hook) {
   if (number == 0) return nullptr;  // no thread stack: not a recording thread
-  ThreadSlot* s = slots_.create(number);
-  if (s != nullptr) t_exit_hooks.entries.emplace_back(this, s);
+  ThreadSlot* s = slots_.create(number, os_tid);
+  if (s != nullptr && exit_hook) t_exit_hooks.entries.emplace_back(this, s);
   return s;
 }
 
-void TimelineSink::on_region_begin(const RegionEvent& ev) {
-  if (static_cast<unsigned>(ev.depth) >= static_cast<unsigned>(ThreadSlot::kMaxDepth)) return;
-  ThreadSlot* s = slot_for(ev.thread_id);
+void TimelineSink::on_spans(const SpanBatch& batch) {
+  ThreadSlot* s = slot_for(batch.thread_id, batch.os_tid, false);
   if (s == nullptr) return;
-  OpenRegion& o = s->open[ev.depth];
-  o.region.store(ev.id, std::memory_order_relaxed);
-  o.step.store(ev.step, std::memory_order_relaxed);
-  o.begin_ns.store(ev.time_ns, std::memory_order_release);
-}
-
-void TimelineSink::on_region_end(const RegionEvent& ev) {
-  ThreadSlot* s = slot_for(ev.thread_id);
-  if (s == nullptr) return;
-  if (static_cast<unsigned>(ev.depth) < static_cast<unsigned>(ThreadSlot::kMaxDepth)) {
-    s->open[ev.depth].begin_ns.store(0, std::memory_order_relaxed);
+  {
+    SlotLock lock(*s);
+    for (std::size_t i = 0; i < batch.count; ++i) {
+      const Span& span = batch.spans[i];
+      if (span.open != 0) {
+        // Written by close() with the trace's end as its end.
+        if (span.depth >= ThreadSlot::kMaxDepth) continue;
+        OpenRegion& o = s->open[span.depth];
+        o.region.store(span.id, std::memory_order_relaxed);
+        o.step.store(span.step, std::memory_order_relaxed);
+        o.begin_ns.store(span.begin_ns, std::memory_order_release);
+        continue;
+      }
+      unsigned char* p = room(s, sizeof(RegionRecord));
+      if (p == nullptr) {
+        drop(s);
+        continue;
+      }
+      RegionRecord* r = reinterpret_cast<RegionRecord*>(p);
+      r->kind = RecordKind::kRegion;
+      r->unwinding = span.unwinding;
+      r->depth = span.depth;
+      r->region = span.id;
+      r->begin_ns = span.begin_ns;
+      r->end_ns = span.end_ns;
+      r->step = span.step;
+      s->used += sizeof(RegionRecord);
+      s->chunk->used.store(s->used, std::memory_order_release);
+    }
   }
-  if (ev.begin_time_ns == 0) return;  // begun before timestamps were asked for
-  unsigned char* p = room(s, sizeof(RegionRecord));
-  if (p == nullptr) {
-    drop(s);
-    return;
-  }
-  RegionRecord* r = reinterpret_cast<RegionRecord*>(p);
-  r->kind = RecordKind::kRegion;
-  r->unwinding = ev.unwinding ? 1 : 0;
-  r->depth = static_cast<std::uint16_t>(ev.depth);
-  r->region = ev.id;
-  r->begin_ns = ev.begin_time_ns;
-  r->end_ns = ev.time_ns;
-  r->step = ev.step;
-  s->used += sizeof(RegionRecord);
-  s->chunk->used.store(s->used, std::memory_order_release);
+  if (batch.last != 0) thread_exited(s);
 }
 
 void TimelineSink::on_mark(const MarkEvent& ev) {
-  ThreadSlot* s = slot_for(ev.thread_id);
+  ThreadSlot* s = slot_for(ev.thread_id, static_cast<long>(::syscall(SYS_gettid)), true);
   if (s == nullptr) return;
+  SlotLock lock(*s);
   const std::size_t name = std::min(ev.name.size(), kMaxMarkText);
   const std::size_t path = std::min(ev.path.size(), kMaxMarkText);
   const std::size_t size = (sizeof(MarkRecord) + name + path + 7) & ~std::size_t{7};
@@ -140,6 +143,7 @@ void TimelineSink::thread_exited(ThreadSlot* slot) {
   // A forked child's threads exit too: its parent's sink is not its own (and
   // a lock the parent held at fork() stays held).
   if (::getpid() != pid_) return;
+  SlotLock lock(*slot);
   exchange_.hand_over(slot->chunk);
   slot->used = 0;
 }
@@ -212,6 +216,7 @@ void TimelineSink::close() {
     buffer_full += s->dropped.load(std::memory_order_relaxed);
     // The exchange is closed: no thread changes its chunk any more, and
     // `used` counts whole records only.
+    SlotLock lock(*s);
     if (s->chunk != nullptr) {
       const std::size_t used = s->chunk->used.load(std::memory_order_acquire);
       const std::size_t keep = budget_.keep(s->chunk->data, used);

@@ -2,12 +2,14 @@
 // as one Chrome/Perfetto trace per process, timeline_rank<r>_pid<p>.json.gz,
 // without libtorch.
 //
-// Application threads: a region is recorded when it ends, as one 32-byte
-// record (the end event carries its begin time) appended to the thread's
-// own 64 KiB chunk, found by the host's thread number; no lock, no
+// Regions come as spans (kInterestSpans): the host records them with no
+// call into the sink and hands each thread's spans over in batches (when
+// its buffer fills, when the thread exits, and when the host stops, with
+// the spans still open). A batch is copied as 32-byte records into the
+// thread's own 64 KiB chunk, found by the host's thread number; no
 // allocation, no formatting. A full chunk is traded for an empty one under
-// a short lock (once per 2048 regions). On begin, the region is noted in
-// the thread's slot by depth, so close() can write the spans still open.
+// a short lock (once per 2048 regions). Open spans are noted in the
+// thread's slot by depth, so close() can write them.
 // The writer thread appends full chunks to an unlinked temporary file and
 // recycles them; buffer_mb bounds the chunks, max_events/max_mb what is
 // kept, and what does not fit is dropped whole and counted (the counts are
@@ -44,11 +46,10 @@ class TimelineSink : public Sink {
   ~TimelineSink() override;
 
   std::uint32_t interests() const override {
-    return kInterestRegions | kInterestMarks | kInterestSteps | kInterestTimestamps;
+    return kInterestSpans | kInterestMarks | kInterestSteps | kInterestTimestamps;
   }
   void on_region_routed(const RegionInfo& info) override;
-  void on_region_begin(const RegionEvent& ev) override;
-  void on_region_end(const RegionEvent& ev) override;
+  void on_spans(const SpanBatch& batch) override;
   void on_step(const StepEvent& ev) override;
   void on_mark(const MarkEvent& ev) override;
   void close() override;
@@ -58,11 +59,13 @@ class TimelineSink : public Sink {
   const std::string& path() const { return path_; }
 
  private:
-  ThreadSlot* slot_for(std::uint64_t number) {
+  // `exit_hook`: called on the thread itself, which hands its chunk over
+  // when it exits (spans come with their own last batch instead).
+  ThreadSlot* slot_for(std::uint64_t number, long os_tid, bool exit_hook) {
     ThreadSlot* s = slots_.find(number);
-    return s != nullptr ? s : new_slot(number);
+    return s != nullptr ? s : new_slot(number, os_tid, exit_hook);
   }
-  ThreadSlot* new_slot(std::uint64_t number);
+  ThreadSlot* new_slot(std::uint64_t number, long os_tid, bool exit_hook);
   // Room for `bytes` in the slot's chunk, trading it when full; null: drop.
   unsigned char* room(ThreadSlot* s, std::size_t bytes) {
     if (__builtin_expect(s->chunk != nullptr && s->used + bytes <= Chunk::kBytes, 1)) {

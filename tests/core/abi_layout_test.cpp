@@ -46,13 +46,14 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 4, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 5, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&
               kInterestSteps == 1u << 2 && kInterestTensors == 1u << 3 &&
               kInterestOpOutputs == 1u << 4 && kInterestSnapshots == 1u << 5 &&
-              kInterestTimestamps == 1u << 6 && kWritesNoFiles == 1u << 7);
+              kInterestTimestamps == 1u << 6 && kWritesNoFiles == 1u << 7 &&
+              kInterestSpans == 1u << 8);
 static_assert(kInterestDefault == (kInterestRegions | kInterestMarks | kInterestSteps |
                                    kInterestSnapshots | kInterestTimestamps));
 static_assert(static_cast<int>(LogLevel::kDebug) == 0 && static_cast<int>(LogLevel::kOff) == 4);
@@ -157,6 +158,19 @@ static_assert(SinkContextLayout::pid == 80);
 static_assert(SinkContextLayout::host == 88);
 static_assert(SinkContextLayout::values == 96);
 
+RT_EXPECT_LAYOUT(Span, 32, 8);
+RT_EXPECT_OFFSET(Span, depth, 4);
+RT_EXPECT_OFFSET(Span, unwinding, 6);
+RT_EXPECT_OFFSET(Span, open, 7);
+RT_EXPECT_OFFSET(Span, step, 8);
+RT_EXPECT_OFFSET(Span, begin_ns, 16);
+RT_EXPECT_OFFSET(Span, end_ns, 24);
+RT_EXPECT_LAYOUT(SpanBatch, 40, 8);
+RT_EXPECT_OFFSET(SpanBatch, last, 32);
+RT_EXPECT_OFFSET(SpanBatch, os_tid, 8);
+RT_EXPECT_OFFSET(SpanBatch, spans, 16);
+RT_EXPECT_OFFSET(SpanBatch, count, 24);
+
 RT_EXPECT_LAYOUT(Sink, 8, 8);  // the vtable pointer only
 #else
 constexpr bool kLayoutPinned = false;
@@ -190,8 +204,9 @@ TEST(AbiLayout, SinkVirtualFunctionsKeepTheirVtableSlots) {
   EXPECT_EQ(slot_of(&Sink::on_mark), 7);
   EXPECT_EQ(slot_of(&Sink::on_tensor), 8);
   EXPECT_EQ(slot_of(&Sink::on_snapshot_request), 9);
-  EXPECT_EQ(slot_of(&Sink::flush), 10);
-  EXPECT_EQ(slot_of(&Sink::close), 11);
+  EXPECT_EQ(slot_of(&Sink::on_spans), 10);
+  EXPECT_EQ(slot_of(&Sink::flush), 11);
+  EXPECT_EQ(slot_of(&Sink::close), 12);
 #else
   GTEST_SKIP() << "vtable slots are checked under the Itanium C++ ABI only";
 #endif

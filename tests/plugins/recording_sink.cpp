@@ -1,5 +1,8 @@
 // A sink for tests: records every event it gets as one JSON line, in order,
 // and writes them to `file` when flushed. Keys let a test make it throw.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
@@ -22,6 +25,7 @@ class RecordingSink : public regiontrace::Sink {
         KeySpec::string("throw_in", "", "callback that throws (on_region_begin, ...)"),
         KeySpec::string("throw_region", "", "throw only for this region name (empty: any)"),
         KeySpec::boolean("tensors", false, "ask for tensors"),
+        KeySpec::boolean("spans", false, "ask for regions as spans (kInterestSpans)"),
         KeySpec::boolean("fail_construction", false, "throw from the constructor"),
     };
   }
@@ -31,7 +35,8 @@ class RecordingSink : public regiontrace::Sink {
                                              : ctx.get_string("file")),
         throw_in_(ctx.get_string("throw_in")),
         throw_region_(ctx.get_string("throw_region")),
-        tensors_(ctx.get_bool("tensors")) {
+        tensors_(ctx.get_bool("tensors")),
+        spans_(ctx.get_bool("spans")) {
     if (ctx.get_bool("fail_construction")) throw std::runtime_error("asked to fail");
     std::string line = "{\"event\":\"start\",\"rank\":";
     json::append_int(line, ctx.rank());
@@ -42,14 +47,51 @@ class RecordingSink : public regiontrace::Sink {
   }
 
   std::uint32_t interests() const override {
-    return regiontrace::kInterestDefault | (tensors_ ? regiontrace::kInterestTensors : 0u);
+    return regiontrace::kInterestDefault | (tensors_ ? regiontrace::kInterestTensors : 0u) |
+           (spans_ ? regiontrace::kInterestSpans : 0u);
   }
 
   void on_region_routed(const regiontrace::RegionInfo& info) override {
     maybe_throw("on_region_routed", info.name);
     std::string l = "{\"event\":\"routed\",\"name\":";
     json::append_escaped(l, info.name);
+    l += ",\"id\":";
+    json::append_uint(l, info.id);
     l += '}';
+    add(std::move(l));
+  }
+  // One line per batch, with its spans: the test sees how they were batched.
+  void on_spans(const regiontrace::SpanBatch& b) override {
+    maybe_throw("on_spans", {});
+    std::string l = "{\"event\":\"spans\",\"thread\":";
+    json::append_uint(l, b.thread_id);
+    l += ",\"os_tid\":";
+    json::append_int(l, b.os_tid);
+    l += ",\"on_os_tid\":";
+    json::append_int(l, static_cast<long>(::syscall(SYS_gettid)));
+    l += ",\"last\":";
+    l += b.last != 0 ? "true" : "false";
+    l += ",\"spans\":[";
+    for (std::size_t i = 0; i < b.count; ++i) {
+      const regiontrace::Span& s = b.spans[i];
+      if (i != 0) l += ',';
+      l += "{\"id\":";
+      json::append_uint(l, s.id);
+      l += ",\"depth\":";
+      json::append_int(l, s.depth);
+      l += ",\"unwinding\":";
+      l += s.unwinding != 0 ? "true" : "false";
+      l += ",\"open\":";
+      l += s.open != 0 ? "true" : "false";
+      l += ",\"step\":";
+      append_step(l, s.step);
+      l += ",\"begin_ns\":";
+      json::append_int(l, s.begin_ns);
+      l += ",\"end_ns\":";
+      json::append_int(l, s.end_ns);
+      l += '}';
+    }
+    l += "]}";
     add(std::move(l));
   }
   void on_region_begin(const regiontrace::RegionEvent& e) override {
@@ -157,6 +199,7 @@ class RecordingSink : public regiontrace::Sink {
   std::string throw_in_;
   std::string throw_region_;
   bool tensors_;
+  bool spans_;
   std::mutex mutex_;
   std::vector<std::string> lines_;
   bool closed_ = false;

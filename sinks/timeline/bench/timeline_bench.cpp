@@ -21,6 +21,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ratio_reporter.hpp"
 #include "regiontrace/plugin.hpp"
@@ -138,20 +139,27 @@ regiontrace::Sink* direct_timeline_sink() {
   return sink;
 }
 
+// The sink's side of a region pair: two clock reads, one span in a batch
+// of the host's size, and the sink's on_spans per batch.
 void BM_TimelineCallbacksWithClockReads(benchmark::State& state) {
   regiontrace::Sink* sink = direct_timeline_sink();
-  regiontrace::RegionEvent e;
-  e.id = 1;
-  e.name = "bench.direct";
-  e.path = "bench.direct";
-  e.thread_id = 1;
+  constexpr std::size_t kBatch = 1024;  // the host's SpanBuffer::kCapacity
+  std::vector<regiontrace::Span> spans(kBatch);
+  regiontrace::SpanBatch batch;
+  batch.thread_id = 1;
+  batch.os_tid = static_cast<long>(getpid());
+  batch.spans = spans.data();
+  std::size_t n = 0;
   for (auto _ : state) {
-    e.time_ns = regiontrace::sdk::clock::now_ns();
-    e.begin_time_ns = 0;
-    sink->on_region_begin(e);
-    e.begin_time_ns = e.time_ns;
-    e.time_ns = regiontrace::sdk::clock::now_ns();
-    sink->on_region_end(e);
+    regiontrace::Span& s = spans[n];
+    s.id = 1;
+    s.begin_ns = regiontrace::sdk::clock::now_ns();
+    s.end_ns = regiontrace::sdk::clock::now_ns();
+    if (++n == kBatch) {
+      batch.count = n;
+      sink->on_spans(batch);
+      n = 0;
+    }
     benchmark::ClobberMemory();
   }
   sink->close();

@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v4::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v5::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -23,17 +23,18 @@
 // ABI versions: 1 = the first SDK. 2 = kInterestTimestamps (time_ns is 0
 // unless some sink asks for it), the build-info entry point, the inline
 // namespace. 3 = KeySpec::value_check (sinks' own checks of a value, run by
-// `regiontrace check` too).
+// `regiontrace check` too). 4 = end events carry begin_time_ns. 5 =
+// kInterestSpans, Sink::on_spans, Span and SpanBatch.
 #pragma once
 
 #include <cstdint>
 
 #define REGIONTRACE_SDK_VERSION_MAJOR 1
-#define REGIONTRACE_SDK_VERSION_MINOR 0
+#define REGIONTRACE_SDK_VERSION_MINOR 1
 #define REGIONTRACE_SDK_VERSION_PATCH 0
-#define REGIONTRACE_SDK_VERSION_STRING "1.0.0"
+#define REGIONTRACE_SDK_VERSION_STRING "1.1.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 4
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 5
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the
@@ -114,7 +115,7 @@ extern "C" {
 struct regiontrace_build_info {
   std::uint32_t size;         // sizeof(regiontrace_build_info) in the plugin's SDK
   std::uint32_t abi_version;  // REGIONTRACE_SDK_ABI_VERSION
-  const char* sdk_version;    // "1.0.0"
+  const char* sdk_version;    // "1.1.0"
   const char* compiler;       // "GCC 12.2.0", "Clang 15.0.7"
   const char* stdlib;         // "libstdc++ 12 (20220819)", "libc++ 15000"
   std::int32_t stdlib_kind;   // 0 unknown, 1 libstdc++, 2 libc++, 3 MSVC STL

@@ -4,6 +4,7 @@
 
 #include "regiontrace/sdk/abi.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -42,6 +43,34 @@ struct RegionEvent {
   // begin was not timed, e.g. the region opened before a restart), so a sink
   // gets the duration from the end event alone: time_ns - begin_time_ns.
   std::int64_t begin_time_ns = 0;
+};
+
+// A region a kInterestSpans sink selected, recorded by the host when it
+// ended (or found still open when the host stopped) and handed over in
+// batches: no call per region. Spans of a batch are in the order they ended
+// (inner before outer); times are CLOCK_MONOTONIC ns, as time_ns.
+struct Span {
+  RegionId id = 0;
+  std::uint16_t depth = 0;     // as RegionEvent::depth
+  std::uint8_t unwinding = 0;  // 1: left by an exception
+  // 1: still open when the host stopped; end_ns is the time it stopped.
+  std::uint8_t open = 0;
+  std::int64_t step = kNoStep;  // at the end (at the stop, for an open span)
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// One thread's spans. May come on another thread than the one that
+// recorded them (when the host stops, it hands over what every thread still
+// holds), but never on two threads at once for the same thread_id.
+struct SpanBatch {
+  std::uint64_t thread_id = 0;  // as RegionEvent::thread_id
+  long os_tid = 0;              // the recording thread's Linux thread id
+  const Span* spans = nullptr;
+  std::size_t count = 0;
+  // 1: the thread is exiting and no batch for it follows (a sink may give
+  // back what it keeps per thread).
+  std::uint32_t last = 0;
 };
 
 struct StepEvent {

@@ -5,7 +5,7 @@
 // the application thread that caused them, from many threads at once, so a
 // sink must be thread-safe and should not block (queue work, write on a
 // thread of your own). on_region_end always comes on the thread that got the
-// matching on_region_begin. on_step runs on the thread that called
+// matching on_region_begin. on_spans: see SpanBatch. on_step runs on the thread that called
 // set_step(). on_region_routed runs under the host's registry lock, before
 // the first event for that region, on whichever thread registered it.
 // close() runs once, at shutdown or when the host switches the sink off;
@@ -40,6 +40,13 @@ enum Interest : std::uint32_t {
   // as NVTX ranges do), so the host creates no output folder for it and
   // writes no effective configuration on its account.
   kWritesNoFiles = 1u << 7,
+  // Regions this sink selected come as finished spans, in batches
+  // (on_spans), instead of on_region_begin/end: the host records them in a
+  // buffer of the thread's own with no call into the sink per region, and
+  // hands each thread's buffer over when it fills, when the thread exits and
+  // when the host stops (with the regions still open). Always timed. For
+  // sinks that keep spans (timelines, statistics) rather than act at once.
+  kInterestSpans = 1u << 8,
   kInterestDefault =
       kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots | kInterestTimestamps,
 };
@@ -58,6 +65,8 @@ class Sink {
   virtual void on_mark(const MarkEvent&) {}
   virtual void on_tensor(const TensorEvent&) {}
   virtual void on_snapshot_request(const SnapshotRequest&) {}
+  // kInterestSpans only. See SpanBatch for the threads it comes on.
+  virtual void on_spans(const SpanBatch&) {}
 
   // Make what was accepted so far durable (called at step boundaries by
   // sinks' own choice, and by the host before close()).

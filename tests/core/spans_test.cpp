@@ -1,0 +1,299 @@
+// Spans (kInterestSpans): a sink that asks for them gets its regions as
+// finished spans in batches, handed over by the recording thread when its
+// buffer fills and when it exits, and by the stopping thread with what a
+// live thread still holds, open spans included. The `recorder` test sink
+// writes one line per batch.
+#include <gtest/gtest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "recorded_events.hpp"
+#include "regiontrace/regiontrace.hpp"
+#include "test_support.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+Options span_options(const std::string& file, std::map<std::string, std::string> extra = {}) {
+  extra["sinks.recorder.spans"] = "true";
+  return recorder_options(file, std::move(extra));
+}
+
+// Region id -> name, from the sink's routed events.
+std::map<long long, std::string> routed_names(const std::vector<nlohmann::json>& events) {
+  std::map<long long, std::string> names;
+  for (const auto& e : events_of(events, "routed")) names[e["id"]] = e["name"];
+  return names;
+}
+
+// Every span of every batch, in the order delivered, with its name and
+// its batch's fields.
+std::vector<nlohmann::json> all_spans(const std::vector<nlohmann::json>& events) {
+  const auto names = routed_names(events);
+  std::vector<nlohmann::json> out;
+  for (const auto& batch : events_of(events, "spans")) {
+    for (nlohmann::json s : batch["spans"]) {
+      s["name"] = names.at(s["id"]);
+      s["thread"] = batch["thread"];
+      s["os_tid"] = batch["os_tid"];
+      s["on_os_tid"] = batch["on_os_tid"];
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+long this_tid() {
+  return static_cast<long>(::syscall(SYS_gettid));
+}
+
+TEST(Spans, ASpanSinkGetsItsRegionsAsNestedTimedSpansAndNoRegionEvents) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  set_step(4);
+  {
+    RT_REGION("outer");
+    for (int i = 0; i < 3; ++i) {
+      if (i == 2) set_step(5);
+      RT_REGION("inner");
+    }
+  }
+  shutdown();
+
+  const auto events = read_jsonl(file);
+  EXPECT_TRUE(region_sequence(events).empty()) << "a span sink gets no on_region_begin/end";
+  const auto spans = all_spans(events);
+  ASSERT_EQ(spans.size(), 4u);
+  // In the order they ended: the three inner ones, then outer.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(spans[i]["name"], "inner");
+    EXPECT_EQ(spans[i]["depth"], 1);
+    EXPECT_EQ(spans[i]["open"], false);
+    EXPECT_EQ(spans[i]["unwinding"], false);
+    EXPECT_LE(spans[i]["begin_ns"].get<long long>(), spans[i]["end_ns"].get<long long>());
+    EXPECT_GE(spans[i]["begin_ns"].get<long long>(), spans[3]["begin_ns"].get<long long>());
+    EXPECT_LE(spans[i]["end_ns"].get<long long>(), spans[3]["end_ns"].get<long long>());
+    if (i > 0) {
+      EXPECT_GE(spans[i]["begin_ns"].get<long long>(), spans[i - 1]["end_ns"].get<long long>());
+    }
+  }
+  EXPECT_EQ(spans[0]["step"], 4);
+  EXPECT_EQ(spans[2]["step"], 5);
+  EXPECT_EQ(spans[3]["name"], "outer");
+  EXPECT_EQ(spans[3]["depth"], 0);
+  EXPECT_EQ(spans[3]["step"], 5);
+  // This thread was alive at the stop: the stop handed its spans over here.
+  EXPECT_EQ(spans[3]["os_tid"], this_tid());
+  EXPECT_EQ(spans[3]["on_os_tid"], this_tid());
+}
+
+TEST(Spans, AFullBufferIsHandedOverByItsThreadAndAnExitingThreadSendsItsLastBatch) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  constexpr int kRegions = 2500;  // two full buffers of 1024 and 452 more
+  long worker_tid = 0;
+  std::thread([&] {
+    worker_tid = this_tid();
+    for (int i = 0; i < kRegions; ++i) {
+      RT_REGION("many");
+    }
+  }).join();
+  shutdown();
+
+  const auto events = read_jsonl(file);
+  const auto batches = events_of(events, "spans");
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0]["spans"].size(), 1024u);
+  EXPECT_EQ(batches[1]["spans"].size(), 1024u);
+  EXPECT_EQ(batches[2]["spans"].size(), 452u);
+  EXPECT_EQ(batches[0]["last"], false);
+  EXPECT_EQ(batches[1]["last"], false);
+  EXPECT_EQ(batches[2]["last"], true);
+  for (const auto& b : batches) {
+    EXPECT_EQ(b["os_tid"], worker_tid);
+    EXPECT_EQ(b["on_os_tid"], worker_tid) << "handed over on the recording thread";
+  }
+  const auto spans = all_spans(events);
+  ASSERT_EQ(spans.size(), static_cast<std::size_t>(kRegions));
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    ASSERT_GE(spans[i]["begin_ns"].get<long long>(), spans[i - 1]["end_ns"].get<long long>())
+        << "span " << i << " is out of order";
+  }
+}
+
+TEST(Spans, TheStopHandsOverWhatALiveThreadHoldsWithTheSpansStillOpen) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  std::mutex m;
+  std::condition_variable cv;
+  bool recorded = false;
+  bool stopped = false;
+  long worker_tid = 0;
+  std::thread worker([&] {
+    worker_tid = this_tid();
+    RT_REGION("held");
+    for (int i = 0; i < 10; ++i) {
+      RT_REGION("done");
+    }
+    {
+      RT_REGION("inner_held");
+      std::unique_lock<std::mutex> lock(m);
+      recorded = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return stopped; });
+    }
+    RT_REGION("after_the_stop");
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return recorded; });
+  }
+  shutdown();
+  {
+    std::lock_guard<std::mutex> lock(m);
+    stopped = true;
+  }
+  cv.notify_all();
+  worker.join();
+
+  const auto spans = all_spans(read_jsonl(file));
+  ASSERT_EQ(spans.size(), 12u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(spans[i]["name"], "done");
+    EXPECT_EQ(spans[i]["open"], false);
+    EXPECT_EQ(spans[i]["depth"], 1);
+  }
+  // Open ones innermost first, ending at the stop.
+  EXPECT_EQ(spans[10]["name"], "inner_held");
+  EXPECT_EQ(spans[10]["depth"], 1);
+  EXPECT_EQ(spans[11]["name"], "held");
+  EXPECT_EQ(spans[11]["depth"], 0);
+  for (int i = 10; i < 12; ++i) {
+    EXPECT_EQ(spans[i]["open"], true);
+    EXPECT_GE(spans[i]["end_ns"].get<long long>(), spans[9]["end_ns"].get<long long>());
+    EXPECT_EQ(spans[i]["os_tid"], worker_tid);
+    EXPECT_EQ(spans[i]["on_os_tid"], this_tid()) << "handed over by the stopping thread";
+  }
+  EXPECT_LE(spans[11]["begin_ns"].get<long long>(), spans[0]["begin_ns"].get<long long>());
+}
+
+TEST(Spans, SpanAndEventSinksSideBySideGetTheSameTimesForTheRegionsBothSelected) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string events_file = dir.file("events.jsonl");
+  const std::string spans_file = dir.file("spans.jsonl");
+  init(recorder_options(events_file, {{"sinks.recorder2.file", spans_file},
+                                      {"sinks.recorder2.spans", "true"},
+                                      {"sinks.recorder2.regions", "picked"}}));
+  {
+    RT_REGION("picked");
+    RT_REGION("not_picked");
+  }
+  {
+    RT_REGION("not_picked");
+    RT_REGION("picked");
+  }
+  shutdown();
+
+  const auto events = read_jsonl(events_file);
+  EXPECT_EQ(region_sequence(events),
+            (std::vector<std::string>{"begin picked", "begin not_picked", "end not_picked",
+                                      "end picked", "begin not_picked", "begin picked",
+                                      "end picked", "end not_picked"}));
+  EXPECT_TRUE(events_of(events, "spans").empty());
+  const auto spans = all_spans(read_jsonl(spans_file));
+  ASSERT_EQ(spans.size(), 2u);
+  std::vector<nlohmann::json> picked_ends;
+  for (const auto& e : events_of(events, "end")) {
+    if (e["name"] == "picked") picked_ends.push_back(e);
+  }
+  ASSERT_EQ(picked_ends.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(spans[i]["name"], "picked");
+    EXPECT_EQ(spans[i]["depth"], picked_ends[i]["depth"]);
+    EXPECT_EQ(spans[i]["begin_ns"], picked_ends[i]["begin_time_ns"]);
+    EXPECT_EQ(spans[i]["end_ns"], picked_ends[i]["time_ns"]);
+  }
+}
+
+TEST(Spans, ARegionLeftByAnExceptionIsAnUnwindingSpan) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  try {
+    RT_REGION("throws");
+    throw std::runtime_error("out");
+  } catch (const std::exception&) {
+  }
+  { RT_REGION("returns"); }
+  shutdown();
+  const auto spans = all_spans(read_jsonl(file));
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["name"], "throws");
+  EXPECT_EQ(spans[0]["unwinding"], true);
+  EXPECT_EQ(spans[1]["name"], "returns");
+  EXPECT_EQ(spans[1]["unwinding"], false);
+}
+
+TEST(Spans, ARegionOpenAcrossARestartIsNotASpanOfTheNextStartUp) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string first = dir.file("first.jsonl");
+  const std::string second = dir.file("second.jsonl");
+  init(span_options(first));
+  Token across = begin("across");
+  { RT_REGION("in_first"); }
+  shutdown();
+  init(span_options(second));
+  { RT_REGION("in_second"); }
+  end(std::move(across));
+  shutdown();
+
+  const auto one = all_spans(read_jsonl(first));
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0]["name"], "in_first");
+  EXPECT_EQ(one[1]["name"], "across");
+  EXPECT_EQ(one[1]["open"], true);
+  const auto two = all_spans(read_jsonl(second));
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0]["name"], "in_second");
+  EXPECT_EQ(two[0]["depth"], 1) << "`across` is still open below it";
+}
+
+TEST(Spans, ASinkThatThrowsInOnSpansIsSwitchedOffAndTheOthersGoOn) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  const std::string other = dir.file("other.jsonl");
+  init(span_options(file, {{"sinks.recorder.throw_in", "on_spans"},
+                           {"sinks.recorder2.file", other},
+                           {"sinks.recorder2.spans", "true"},
+                           {"log_level", "off"}}));
+  std::thread([] {
+    for (int i = 0; i < 1500; ++i) {
+      RT_REGION("work");
+    }
+  }).join();
+  shutdown();
+  const auto failed = read_jsonl(file);
+  EXPECT_TRUE(events_of(failed, "spans").empty());
+  ASSERT_FALSE(failed.empty());
+  EXPECT_EQ(failed.back()["event"], "close");
+  EXPECT_EQ(all_spans(read_jsonl(other)).size(), 1500u);
+}
+
+}  // namespace
+}  // namespace regiontrace::test

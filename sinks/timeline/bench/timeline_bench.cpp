@@ -104,6 +104,18 @@ void BM_RegionNoOpTimedSink(benchmark::State& state) {
 }
 BENCHMARK(BM_RegionNoOpTimedSink);
 
+// The host's side of a span sink alone: recorded and handed over, then
+// ignored.
+void BM_RegionNoOpSpansSink(benchmark::State& state) {
+  start("noop_spans");
+  for (auto _ : state) {
+    RT_REGION("bench.noop_spans");
+    benchmark::ClobberMemory();
+  }
+  regiontrace::shutdown();
+}
+BENCHMARK(BM_RegionNoOpSpansSink);
+
 // Capped at 1M kept spans so the trace written after the loop stays small;
 // past the cap the writer thread drops, the application thread's work is
 // the same.
@@ -200,6 +212,7 @@ int main(int argc, char** argv) {
           {"BM_TwoClockGettime", "", 0, 0},
           {"BM_TwoClockReads", "BM_TwoClockGettime", 0, 0},
           {"BM_RegionNoOpTimedSink", "BM_TwoClockReads", 0, 0},
+          {"BM_RegionNoOpSpansSink", "BM_TwoClockReads", 0, 0},
           {"BM_TimelineCallbacksWithClockReads", "BM_TwoClockReads", 0, 0},
           {"BM_RegionTimeline", "BM_TwoClockReads", 0, 0},
           {"BM_NvtxRawWithTool", "", 0, 0},
@@ -232,6 +245,7 @@ int main(int argc, char** argv) {
   print_verdict("two clock reads (SDK clock), net of the empty loop", "ns", clocks);
   over_clocks("region pair, timeline sink", "BM_RegionTimeline");
   over_clocks("region pair, no-op sink with default interests", "BM_RegionNoOpTimedSink");
+  over_clocks("region pair, no-op span sink (the host's span path)", "BM_RegionNoOpSpansSink");
   over_clocks("timeline sink's callbacks alone (no host dispatch)",
               "BM_TimelineCallbacksWithClockReads");
   const std::string sustained = "BM_Sustained2Threads/iterations:1/real_time/threads:2";

@@ -85,6 +85,10 @@ ThreadStack* current_thread_stack() {
   return s;
 }
 
+std::int64_t clock_ns() {
+  return now_ns();
+}
+
 std::uint64_t exchange_thread_counter_for_testing(std::uint64_t value) {
   return g_thread_counter.exchange(value);
 }
@@ -113,6 +117,8 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
 }
 
 void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
+  // The inline path takes this region's later entries under this table.
+  const_cast<RoutingTable&>(table).note_entered(id);
   const RegionEntry& entry = registry_->entry(id);
   if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
     entry.entered_generation.store(table.generation(), std::memory_order_relaxed);

@@ -77,6 +77,8 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
   const std::size_t capacity = std::max<std::size_t>(256, registry.size() * 2);
   tables_.push_back(std::make_unique<RoutingTable>(std::move(raw), capacity, generation));
   RoutingTable* t = tables_.back().get();
+  t->live = &live_;
+  t->step = &step_;
   slots_ = std::move(slots);
   enabled_.store(enabled);
   for (std::size_t i = 0; i < registry.size(); ++i) {

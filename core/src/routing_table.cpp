@@ -4,11 +4,17 @@ namespace regiontrace::detail {
 
 RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
                            std::uint32_t generation)
-    : slots_(std::move(slots)), masks_(new std::atomic<std::uint64_t>[capacity]) {
+    : slots_(std::move(slots)),
+      masks_(new std::atomic<std::uint64_t>[capacity]),
+      entered_(new std::atomic<std::uint8_t>[capacity]) {
   RegionRouting::masks = masks_.get();
+  RegionRouting::entered = entered_.get();
   RegionRouting::capacity = capacity;
   RegionRouting::generation = generation;
-  for (std::size_t i = 0; i < capacity; ++i) masks_[i].store(0, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < capacity; ++i) {
+    masks_[i].store(0, std::memory_order_relaxed);
+    entered_[i].store(0, std::memory_order_relaxed);
+  }
   for (const SinkSlot* s : slots_) {
     const std::uint64_t bit = std::uint64_t{1} << s->index;
     if (s->regions.everything()) unfiltered_mask |= bit;
@@ -30,6 +36,8 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
 
 std::unique_ptr<RoutingTable> RoutingTable::grown(std::size_t capacity) const {
   auto t = std::make_unique<RoutingTable>(slots_, capacity, generation());
+  t->live = live;
+  t->step = step;
   for (std::size_t i = 0; i < region_capacity(); ++i)
     t->set_region_mask(static_cast<RegionId>(i), region_mask(static_cast<RegionId>(i)));
   return t;

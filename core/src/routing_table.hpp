@@ -40,15 +40,16 @@ class RoutingTable : public RegionRouting {
   std::uint64_t op_mask = 0;
   std::uint64_t snapshot_mask = 0;
   std::uint64_t region_event_mask = 0;  // want on_region_begin/end
-  std::uint64_t span_mask = 0;          // want spans (on_spans) instead
-  std::uint64_t time_mask = 0;          // want time_ns filled in
-  // Some filter waits for a name no region had at start-up: entering a
-  // selected region is then noted, for the shutdown report.
-  bool track_entered = false;
+  // span_mask (RegionRouting): sinks that want spans (on_spans) instead.
+  std::uint64_t time_mask = 0;  // want time_ns filled in
+  // track_entered (RegionRouting): entering a selected region is noted,
+  // for the shutdown report; entered[id] says it was under this table.
+  void note_entered(RegionId id) { entered_[id].store(1, std::memory_order_relaxed); }
 
  private:
   std::vector<SinkSlot*> slots_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;  // RegionRouting::masks
+  std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;   // RegionRouting::masks
+  std::unique_ptr<std::atomic<std::uint8_t>[]> entered_;  // RegionRouting::entered
 };
 
 }  // namespace regiontrace::detail

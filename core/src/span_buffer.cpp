@@ -3,11 +3,12 @@
 namespace regiontrace::detail {
 
 void SpanBuffer::open_spans(std::uint32_t generation, std::int64_t now_ns, std::int64_t step,
-                            std::vector<Span>& spans, std::vector<std::uint64_t>& sinks) const {
+                            std::vector<Span>& out_spans,
+                            std::vector<std::uint64_t>& out_sinks) const {
   // Innermost first, as finished spans come: a reader that nests spans by
   // their order of ending sees the open ones end in that order too.
   for (std::uint32_t d = RegionStack::kMaxDepth; d-- > 0;) {
-    const OpenSpan& o = open_[d];
+    const OpenSpan& o = open[d];
     const std::int64_t begin = o.begin_ns.load(std::memory_order_acquire);
     if (begin == 0 || o.generation.load(std::memory_order_relaxed) != generation) continue;
     Span s;
@@ -17,8 +18,8 @@ void SpanBuffer::open_spans(std::uint32_t generation, std::int64_t now_ns, std::
     s.step = step;
     s.begin_ns = begin;
     s.end_ns = now_ns > begin ? now_ns : begin;
-    spans.push_back(s);
-    sinks.push_back(o.sinks.load(std::memory_order_relaxed));
+    out_spans.push_back(s);
+    out_sinks.push_back(o.sinks.load(std::memory_order_relaxed));
   }
 }
 

@@ -19,15 +19,16 @@ struct EhGlobals {
 
 }  // namespace
 
-ThreadStack::ThreadStack(std::uint64_t number)
-    : uncaught_(&reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions) {
+ThreadStack::ThreadStack(std::uint64_t number) {
   thread = number;
+  uncaught = &reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions;
 }
 
 SpanBuffer& ThreadStack::make_spans(std::uint32_t generation) {
-  spans_ =
+  owned_spans_ =
       std::make_unique<SpanBuffer>(thread, static_cast<long>(::syscall(SYS_gettid)), generation);
-  return *spans_;
+  RegionStack::spans = owned_spans_.get();
+  return *owned_spans_;
 }
 
 void ThreadStack::build_path(std::uint32_t valid, std::uint32_t depth) {

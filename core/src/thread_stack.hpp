@@ -35,12 +35,12 @@ class ThreadStack : public RegionStack {
   std::uint64_t next_token() { return make_region_token(thread, ++serial); }
 
   // The thread's spans for kInterestSpans sinks: made on its first span.
-  SpanBuffer* spans() const { return spans_.get(); }
+  SpanBuffer* spans() const { return owned_spans_.get(); }
   SpanBuffer& make_spans(std::uint32_t generation);
 
   // std::uncaught_exceptions() of this thread, read without the call (and
   // its TLS lookup through __tls_get_addr): ~4 ns a region pair.
-  unsigned uncaught_exceptions() const { return *uncaught_; }
+  unsigned uncaught_exceptions() const { return *uncaught; }
 
   // "outer/inner" for frames [0, depth). Inline: an event's path is
   // usually the one built for the event before, and the check that it still
@@ -58,8 +58,7 @@ class ThreadStack : public RegionStack {
   // Rebuilds the path from frame `valid` on, up to `depth`.
   __attribute__((noinline)) void build_path(std::uint32_t valid, std::uint32_t depth);
 
-  const unsigned* uncaught_;  // this thread's count in the C++ runtime
-  std::unique_ptr<SpanBuffer> spans_;
+  std::unique_ptr<SpanBuffer> owned_spans_;  // RegionStack::spans
   // path_ holds the names of built_ids_[0, built_depth_), ending at built_end_.
   std::string path_;
   std::uint32_t built_depth_ = 0;

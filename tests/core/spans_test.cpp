@@ -273,6 +273,50 @@ TEST(Spans, ARegionOpenAcrossARestartIsNotASpanOfTheNextStartUp) {
   EXPECT_EQ(two[0]["depth"], 1) << "`across` is still open below it";
 }
 
+// After a thread's first span, a region only span sinks selected is
+// recorded by Region's inline code; these check that it keeps to what the
+// library's path does: the step filter, and noting that an awaited region
+// was entered.
+TEST(Spans, InlineRecordedSpansKeepToTheStepFilter) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file, {{"sinks.recorder.steps", "1,3"}}));
+  for (int step = 0; step < 5; ++step) {
+    set_step(step);
+    for (int i = 0; i < 3; ++i) {
+      RT_REGION("stepped");
+    }
+  }
+  shutdown();
+  std::vector<int> steps;
+  for (const auto& s : all_spans(read_jsonl(file))) steps.push_back(s["step"]);
+  EXPECT_EQ(steps, (std::vector<int>{1, 1, 1, 3, 3, 3}));
+}
+
+TEST(Spans, AnAwaitedRegionEnteredOnTheInlinePathIsNotReportedNeverEntered) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  testing::internal::CaptureStderr();
+  init(span_options(file,
+                    {{"sinks.recorder.regions", "spans_warm_up,spans_late_one,spans_late_two"}}));
+  {
+    RT_REGION("spans_warm_up");  // the thread's first span: its ring is made
+  }
+  for (int i = 0; i < 3; ++i) {
+    RT_REGION("spans_late_one");
+  }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("region `spans_late_one` was selected"), std::string::npos) << log;
+  EXPECT_NE(log.find("region `spans_late_two` was selected"), std::string::npos) << log;
+  std::vector<std::string> names;
+  for (const auto& s : all_spans(read_jsonl(file))) names.push_back(s["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"spans_warm_up", "spans_late_one", "spans_late_one",
+                                             "spans_late_one"}));
+}
+
 TEST(Spans, ASinkThatThrowsInOnSpansIsSwitchedOffAndTheOthersGoOn) {
   CleanEnv env;
   TempDir dir;

@@ -16,6 +16,7 @@
 
 #include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/export.hpp"
+#include "regiontrace/sdk/events.hpp"
 
 namespace regiontrace::detail {
 
@@ -30,15 +31,62 @@ struct Frame {
   unsigned uncaught = 0;        // delivered: uncaught exceptions when it began
 };
 
+constexpr std::uint32_t kMaxRegionDepth = 256;
+
+// A thread's finished spans for the kInterestSpans sinks (which sinks in
+// `sinks`), and the spans it has open, by depth. The owner appends without
+// a lock; the library's SpanBuffer (core/src/span_buffer.hpp) adds the lock
+// under which spans are handed over, by the owner or by the stopping thread.
+struct SpanRing {
+  static constexpr std::uint32_t kCapacity = 1024;
+  struct OpenSpan {
+    std::atomic<std::int64_t> begin_ns{0};  // 0: nothing open at this depth
+    std::atomic<std::uint32_t> generation{0};
+    std::atomic<std::uint32_t> id{0};
+    std::atomic<std::uint64_t> sinks{0};
+  };
+
+  // The owner: false when full (the library hands over, then appends).
+  bool append(const Span& span, std::uint64_t to) {
+    const std::uint32_t n = count.load(std::memory_order_relaxed);
+    if (__builtin_expect(n == kCapacity, 0)) return false;
+    spans[n] = span;
+    sinks[n] = to;
+    count.store(n + 1, std::memory_order_release);
+    return true;
+  }
+  // The owner: the span at `depth` is open (or no longer is), for a
+  // hand-over while it is.
+  void open_span(std::uint32_t depth, std::uint32_t id, std::uint64_t to, std::int64_t begin_ns,
+                 std::uint32_t gen) {
+    OpenSpan& o = open[depth];
+    o.generation.store(gen, std::memory_order_relaxed);
+    o.id.store(id, std::memory_order_relaxed);
+    o.sinks.store(to, std::memory_order_relaxed);
+    o.begin_ns.store(begin_ns, std::memory_order_release);
+  }
+  void close_span(std::uint32_t depth) { open[depth].begin_ns.store(0, std::memory_order_relaxed); }
+
+  std::atomic<std::uint32_t> count{0};  // published spans: whole below it
+  std::uint32_t generation = 0;         // start-up the spans belong to; changed under the lock
+  bool handing_over = false;            // the owner is handing over: nothing is appended
+  Span spans[kCapacity];
+  std::uint64_t sinks[kCapacity];
+  OpenSpan open[kMaxRegionDepth];
+};
+
 // A thread's open regions, innermost last. Frames are pushed for every
 // region while a sink runs (selected or not), so every event knows its depth
 // and path.
 struct RegionStack {
-  static constexpr std::uint32_t kMaxDepth = 256;
+  static constexpr std::uint32_t kMaxDepth = kMaxRegionDepth;
 
   std::uint64_t thread = 0;  // its number, 1 .. kMaxTrackedThreads
   std::uint64_t serial = 0;  // of the last token made
   std::uint32_t open = 0;    // frames in use: the depth of the next region
+  // std::uncaught_exceptions() of this thread, in the C++ runtime's globals.
+  const unsigned* uncaught = nullptr;
+  SpanRing* spans = nullptr;  // made out of line with the thread's first span
   Frame frames[kMaxDepth];
 };
 
@@ -50,6 +98,15 @@ struct RegionRouting {
   std::size_t capacity = 0;
   std::uint32_t generation = 0;
   std::uint64_t unfiltered_mask = 0;
+  // Sinks that take their regions as spans: a region only they selected is
+  // recorded here, inline, once the thread has its SpanRing.
+  std::uint64_t span_mask = 0;
+  // Some filter waits for a name no region had at start-up: a region's
+  // first entry under this table goes out of line, to be noted.
+  bool track_entered = false;
+  const std::atomic<std::uint8_t>* entered = nullptr;  // by region id
+  const std::atomic<std::uint64_t>* live = nullptr;    // sinks on, step selected
+  const std::atomic<std::int64_t>* step = nullptr;     // the current step
 };
 
 // The calling thread's stack: null until its first region (made out of
@@ -63,14 +120,42 @@ extern REGIONTRACE_API std::atomic<const RegionRouting*> g_region_routing;
 
 REGIONTRACE_API std::uint64_t enter(std::uint32_t id);
 REGIONTRACE_API void leave_scope(std::uint64_t token);
+// The library's clock (sdk/clock.hpp's, CLOCK_MONOTONIC ns): spans recorded
+// here and in the library must share one calibration to nest.
+REGIONTRACE_API std::int64_t clock_ns();
+
+// A region only span sinks selected, on a thread with its SpanRing: pushed
+// and stamped here; its span is appended when it ends.
+inline std::uint64_t enter_span_inline(RegionStack* s, const RegionRouting* r, std::uint32_t id,
+                                       std::uint64_t selected) {
+  const std::uint32_t d = s->open;
+  const std::uint64_t outer = d != 0 && s->frames[d - 1].generation == r->generation
+                                  ? s->frames[d - 1].inside
+                                  : r->unfiltered_mask;
+  const std::uint64_t delivered = selected & r->live->load(std::memory_order_relaxed);
+  const std::uint64_t token = make_region_token(s->thread, ++s->serial);
+  Frame& f = s->frames[d];
+  f.id = id;
+  f.generation = r->generation;
+  f.token = token;
+  f.inside = outer | selected;
+  f.delivered = delivered;
+  s->open = d + 1;
+  if (delivered == 0) return token;
+  f.begin_ns = clock_ns();
+  f.uncaught = *s->uncaught;
+  s->spans->open_span(d, id, delivered, f.begin_ns, r->generation);
+  return token | kTokenDelivered;
+}
 
 // detail::enter(id), with the unselected case done here.
 inline std::uint64_t enter_inline(std::uint32_t id) {
   RegionStack* const s = t_region_stack;
   const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
   if (__builtin_expect(s != nullptr && r != nullptr && s->open != RegionStack::kMaxDepth, 1)) {
-    if (__builtin_expect(id >= r->capacity || r->masks[id].load(std::memory_order_relaxed) == 0,
-                         1)) {
+    const std::uint64_t selected =
+        id < r->capacity ? r->masks[id].load(std::memory_order_relaxed) : 0;
+    if (__builtin_expect(selected == 0, 1)) {
       const std::uint32_t d = s->open;
       // A frame opened under an earlier start-up passes on no sinks.
       const std::uint64_t inside = d != 0 && s->frames[d - 1].generation == r->generation
@@ -86,17 +171,52 @@ inline std::uint64_t enter_inline(std::uint32_t id) {
       s->open = d + 1;
       return token;
     }
+    if ((selected & ~r->span_mask) == 0 && s->spans != nullptr &&
+        (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0)) {
+      return enter_span_inline(s, r, id, selected);
+    }
   }
   return enter(id);
 }
 
-// detail::leave_scope(token), with the innermost undelivered frame popped here.
+// The end of a frame enter_span_inline delivered, when its span can be
+// appended here: same start-up, room in the ring. False: out of line.
+inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
+  const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
+  const std::uint32_t d = s->open - 1;
+  const Frame& top = s->frames[d];
+  SpanRing* const ring = s->spans;
+  if (r == nullptr || ring == nullptr || top.token != (token & ~kTokenDelivered) ||
+      top.generation != r->generation || (top.delivered & ~r->span_mask) != 0 ||
+      ring->generation != r->generation || ring->handing_over ||
+      ring->count.load(std::memory_order_relaxed) == SpanRing::kCapacity || top.begin_ns == 0) {
+    return false;
+  }
+  Span span;
+  span.id = top.id;
+  span.depth = static_cast<std::uint16_t>(d);
+  span.unwinding = *s->uncaught > top.uncaught ? 1 : 0;
+  span.step = r->step->load(std::memory_order_relaxed);
+  span.begin_ns = top.begin_ns;
+  span.end_ns = clock_ns();
+  ring->close_span(d);
+  ring->append(span, top.delivered);
+  s->open = d;
+  return true;
+}
+
+// detail::leave_scope(token), with the innermost undelivered frame popped
+// here, and the span of a span-only frame appended here.
 inline void leave_scope_inline(std::uint64_t token) {
   RegionStack* const s = t_region_stack;
-  if (__builtin_expect(s != nullptr && (token & kTokenDelivered) == 0 && s->open != 0, 1)) {
-    const Frame& top = s->frames[s->open - 1];
-    if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
-      s->open = s->open - 1;
+  if (__builtin_expect(s != nullptr && s->open != 0, 1)) {
+    if (__builtin_expect((token & kTokenDelivered) == 0, 1)) {
+      const Frame& top = s->frames[s->open - 1];
+      if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
+        s->open = s->open - 1;
+        return;
+      }
+    } else if (leave_span_inline(s, token)) {
       return;
     }
   }

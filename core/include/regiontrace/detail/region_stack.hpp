@@ -182,14 +182,15 @@ inline std::uint64_t enter_inline(std::uint32_t id) {
 // The end of a frame enter_span_inline delivered, when its span can be
 // appended here: same start-up, room in the ring. False: out of line.
 inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
+  SpanRing* const ring = s->spans;
+  if (ring == nullptr) return false;  // a thread that never recorded a span
   const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
   const std::uint32_t d = s->open - 1;
   const Frame& top = s->frames[d];
-  SpanRing* const ring = s->spans;
-  if (r == nullptr || ring == nullptr || top.token != (token & ~kTokenDelivered) ||
-      top.generation != r->generation || (top.delivered & ~r->span_mask) != 0 ||
-      ring->generation != r->generation || ring->handing_over ||
-      ring->count.load(std::memory_order_relaxed) == SpanRing::kCapacity || top.begin_ns == 0) {
+  if (r == nullptr || top.token != (token & ~kTokenDelivered) || top.generation != r->generation ||
+      (top.delivered & ~r->span_mask) != 0 || ring->generation != r->generation ||
+      ring->handing_over || ring->count.load(std::memory_order_relaxed) == SpanRing::kCapacity ||
+      top.begin_ns == 0) {
     return false;
   }
   Span span;

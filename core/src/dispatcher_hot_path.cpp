@@ -118,7 +118,7 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack
 
 void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
   // The inline path takes this region's later entries under this table.
-  const_cast<RoutingTable&>(table).note_entered(id);
+  table.note_entered(id);
   const RegionEntry& entry = registry_->entry(id);
   if (entry.entered_generation.load(std::memory_order_relaxed) != table.generation()) {
     entry.entered_generation.store(table.generation(), std::memory_order_relaxed);

@@ -44,7 +44,7 @@ class RoutingTable : public RegionRouting {
   std::uint64_t time_mask = 0;  // want time_ns filled in
   // track_entered (RegionRouting): entering a selected region is noted,
   // for the shutdown report; entered[id] says it was under this table.
-  void note_entered(RegionId id) { entered_[id].store(1, std::memory_order_relaxed); }
+  void note_entered(RegionId id) const { entered_[id].store(1, std::memory_order_relaxed); }
 
  private:
   std::vector<SinkSlot*> slots_;

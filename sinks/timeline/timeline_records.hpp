@@ -7,27 +7,23 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "regiontrace/sdk/events.hpp"
 
 namespace regiontrace::timeline {
 
-enum class RecordKind : std::uint8_t { kRegion = 1, kMark = 2 };
-
-struct RegionRecord {
-  RecordKind kind = RecordKind::kRegion;
-  std::uint8_t unwinding = 0;
-  std::uint16_t depth = 0;
-  std::uint32_t region = 0;
-  std::int64_t begin_ns = 0;
-  std::int64_t end_ns = 0;
-  std::int64_t step = 0;
-};
+// A region record is the host's Span itself (32 bytes; `open` is always 0
+// in a chunk), so a batch of spans is copied into a chunk whole. A mark
+// record starts with kMarkTag where a span has its region id, which no
+// region has (ids count up from 0).
+using RegionRecord = Span;
 static_assert(sizeof(RegionRecord) == 32, "a region record is 32 bytes");
+inline constexpr std::uint32_t kMarkTag = 0xFFFFFFFFu;
 
 // Followed by the name and the path (not terminated), padded to 8 bytes.
 struct MarkRecord {
-  RecordKind kind = RecordKind::kMark;
-  std::uint8_t unused = 0;
-  std::uint16_t depth = 0;
+  std::uint32_t tag = kMarkTag;
   std::uint32_t size = 0;  // the whole record, text and padding included
   std::int64_t time_ns = 0;
   std::int64_t step = 0;
@@ -36,10 +32,14 @@ struct MarkRecord {
 };
 static_assert(sizeof(MarkRecord) == 32, "a mark record header is 32 bytes");
 
+inline bool is_mark(const unsigned char* p) {
+  std::uint32_t tag;
+  std::memcpy(&tag, p, sizeof(tag));
+  return tag == kMarkTag;
+}
+
 inline std::size_t record_size(const unsigned char* p) {
-  return *reinterpret_cast<const RecordKind*>(p) == RecordKind::kRegion
-             ? sizeof(RegionRecord)
-             : reinterpret_cast<const MarkRecord*>(p)->size;
+  return is_mark(p) ? reinterpret_cast<const MarkRecord*>(p)->size : sizeof(RegionRecord);
 }
 
 // One thread's buffer: filled by its thread, handed whole to the writer.

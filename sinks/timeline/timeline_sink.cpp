@@ -59,34 +59,33 @@ ThreadSlot* TimelineSink::new_slot(std::uint64_t number, long os_tid, bool exit_
 void TimelineSink::on_spans(const SpanBatch& batch) {
   ThreadSlot* s = slot_for(batch.thread_id, batch.os_tid, false);
   if (s == nullptr) return;
+  // Finished spans come first; open ones only at the end of the stop's
+  // batch.
+  std::size_t closed = batch.count;
+  while (closed > 0 && batch.spans[closed - 1].open != 0) --closed;
   {
     SlotLock lock(*s);
-    for (std::size_t i = 0; i < batch.count; ++i) {
-      const Span& span = batch.spans[i];
-      if (span.open != 0) {
-        // Written by close() with the trace's end as its end.
-        if (span.depth >= ThreadSlot::kMaxDepth) continue;
-        OpenRegion& o = s->open[span.depth];
-        o.region.store(span.id, std::memory_order_relaxed);
-        o.step.store(span.step, std::memory_order_relaxed);
-        o.begin_ns.store(span.begin_ns, std::memory_order_release);
-        continue;
+    // Whole runs of records, as many as the chunk holds, then a new chunk.
+    std::size_t done = 0;
+    while (done < closed) {
+      if (room(s, sizeof(RegionRecord)) == nullptr) {
+        for (; done < closed; ++done) drop(s);
+        break;
       }
-      unsigned char* p = room(s, sizeof(RegionRecord));
-      if (p == nullptr) {
-        drop(s);
-        continue;
-      }
-      RegionRecord* r = reinterpret_cast<RegionRecord*>(p);
-      r->kind = RecordKind::kRegion;
-      r->unwinding = span.unwinding;
-      r->depth = span.depth;
-      r->region = span.id;
-      r->begin_ns = span.begin_ns;
-      r->end_ns = span.end_ns;
-      r->step = span.step;
-      s->used += sizeof(RegionRecord);
+      const std::size_t fit = std::min(closed - done, (Chunk::kBytes - s->used) / sizeof(Span));
+      std::memcpy(s->chunk->data + s->used, batch.spans + done, fit * sizeof(Span));
+      done += fit;
+      s->used += static_cast<std::uint32_t>(fit * sizeof(Span));
       s->chunk->used.store(s->used, std::memory_order_release);
+    }
+    for (std::size_t i = closed; i < batch.count; ++i) {
+      // Written by close() with the trace's end as its end.
+      const Span& span = batch.spans[i];
+      if (span.depth >= ThreadSlot::kMaxDepth) continue;
+      OpenRegion& o = s->open[span.depth];
+      o.region.store(span.id, std::memory_order_relaxed);
+      o.step.store(span.step, std::memory_order_relaxed);
+      o.begin_ns.store(span.begin_ns, std::memory_order_release);
     }
   }
   if (batch.last != 0) thread_exited(s);
@@ -105,7 +104,6 @@ void TimelineSink::on_mark(const MarkEvent& ev) {
     return;
   }
   MarkRecord m;
-  m.depth = 0;
   m.size = static_cast<std::uint32_t>(size);
   m.time_ns = ev.time_ns;
   m.step = ev.step;

@@ -160,13 +160,13 @@ class Emitter {
   }
 
   void record(long tid, const unsigned char* p) {
-    if (*reinterpret_cast<const RecordKind*>(p) == RecordKind::kRegion) {
+    if (!is_mark(p)) {
       RegionRecord r;
       std::memcpy(&r, p, sizeof(r));
       if (r.depth < ThreadSlotDepth) {
-        stack_[r.depth] = {r.begin_ns, r.end_ns, r.region, true};
+        stack_[r.depth] = {r.begin_ns, r.end_ns, r.id, true};
       }
-      region_span(tid, r.region, r.depth, r.begin_ns, r.end_ns, r.step, r.unwinding != 0, false);
+      region_span(tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step, r.unwinding != 0, false);
       return;
     }
     MarkRecord m;

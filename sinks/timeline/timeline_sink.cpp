@@ -57,7 +57,8 @@ ThreadSlot* TimelineSink::new_slot(std::uint64_t number, long os_tid, bool exit_
 }
 
 void TimelineSink::on_spans(const SpanBatch& batch) {
-  ThreadSlot* s = slot_for(batch.thread_id, batch.os_tid, false);
+  ThreadSlot* s = slots_.find(batch.thread_id);
+  if (s == nullptr) s = new_slot(batch.thread_id, batch.os_tid, false);
   if (s == nullptr) return;
   // Finished spans come first; open ones only at the end of the stop's
   // batch.
@@ -92,7 +93,9 @@ void TimelineSink::on_spans(const SpanBatch& batch) {
 }
 
 void TimelineSink::on_mark(const MarkEvent& ev) {
-  ThreadSlot* s = slot_for(ev.thread_id, static_cast<long>(::syscall(SYS_gettid)), true);
+  ThreadSlot* s = slots_.find(ev.thread_id);
+  // On the thread itself: its tid costs a system call, made once.
+  if (s == nullptr) s = new_slot(ev.thread_id, static_cast<long>(::syscall(SYS_gettid)), true);
   if (s == nullptr) return;
   SlotLock lock(*s);
   const std::size_t name = std::min(ev.name.size(), kMaxMarkText);

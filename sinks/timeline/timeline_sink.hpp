@@ -61,10 +61,6 @@ class TimelineSink : public Sink {
  private:
   // `exit_hook`: called on the thread itself, which hands its chunk over
   // when it exits (spans come with their own last batch instead).
-  ThreadSlot* slot_for(std::uint64_t number, long os_tid, bool exit_hook) {
-    ThreadSlot* s = slots_.find(number);
-    return s != nullptr ? s : new_slot(number, os_tid, exit_hook);
-  }
   ThreadSlot* new_slot(std::uint64_t number, long os_tid, bool exit_hook);
   // Room for `bytes` in the slot's chunk, trading it when full; null: drop.
   unsigned char* room(ThreadSlot* s, std::size_t bytes) {

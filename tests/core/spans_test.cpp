@@ -7,10 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "recorded_events.hpp"
@@ -136,10 +133,7 @@ TEST(Spans, TheStopHandsOverWhatALiveThreadHoldsWithTheSpansStillOpen) {
   TempDir dir;
   const std::string file = dir.file("events.jsonl");
   init(span_options(file));
-  std::mutex m;
-  std::condition_variable cv;
-  bool recorded = false;
-  bool stopped = false;
+  Rendezvous rendezvous;
   long worker_tid = 0;
   std::thread worker([&] {
     worker_tid = this_tid();
@@ -149,23 +143,13 @@ TEST(Spans, TheStopHandsOverWhatALiveThreadHoldsWithTheSpansStillOpen) {
     }
     {
       RT_REGION("inner_held");
-      std::unique_lock<std::mutex> lock(m);
-      recorded = true;
-      cv.notify_all();
-      cv.wait(lock, [&] { return stopped; });
+      rendezvous.park();
     }
     RT_REGION("after_the_stop");
   });
-  {
-    std::unique_lock<std::mutex> lock(m);
-    cv.wait(lock, [&] { return recorded; });
-  }
+  rendezvous.wait_parked();
   shutdown();
-  {
-    std::lock_guard<std::mutex> lock(m);
-    stopped = true;
-  }
-  cv.notify_all();
+  rendezvous.release();
   worker.join();
 
   const auto spans = all_spans(read_jsonl(file));

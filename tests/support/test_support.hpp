@@ -4,8 +4,10 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -73,6 +75,37 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& p
 
 // Options that load the test plugins and run `sinks` (name -> settings).
 Options recorder_options(const std::string& file, std::map<std::string, std::string> extra = {});
+
+// A worker thread parks (alive, regions open) until the test releases it:
+// for what the library does with a live thread's records when it stops.
+//   worker: ...record...; rendezvous.park();
+//   test:   rendezvous.wait_parked(); shutdown(); rendezvous.release();
+class Rendezvous {
+ public:
+  void park() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    parked_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_; });
+  }
+  void wait_parked() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return parked_; });
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool parked_ = false;
+  bool released_ = false;
+};
 
 struct ChildResult {
   pid_t pid = 0;

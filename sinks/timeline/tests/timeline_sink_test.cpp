@@ -290,31 +290,18 @@ TEST(TimelineSink, ALiveThreadsSpansAreWrittenOnItsTrackUnderItsName) {
   CleanEnv env;
   TempDir dir;
   init(timeline_options(dir.path()));
-  std::mutex m;
-  std::condition_variable cv;
-  bool recorded = false;
-  bool stopped = false;
+  regiontrace::test::Rendezvous rendezvous;
   long worker_tid = 0;
   std::thread worker([&] {
     pthread_setname_np(pthread_self(), "rt-live-worker");
     worker_tid = gettid_now();
     RT_REGION("held");
     work(5, 0);
-    std::unique_lock<std::mutex> lock(m);
-    recorded = true;
-    cv.notify_all();
-    cv.wait(lock, [&] { return stopped; });
+    rendezvous.park();
   });
-  {
-    std::unique_lock<std::mutex> lock(m);
-    cv.wait(lock, [&] { return recorded; });
-  }
+  rendezvous.wait_parked();
   shutdown();
-  {
-    std::lock_guard<std::mutex> lock(m);
-    stopped = true;
-  }
-  cv.notify_all();
+  rendezvous.release();
   worker.join();
 
   const json trace = read_gzip_json(only_trace(dir.path()));

@@ -1,7 +1,7 @@
 // Dispatcher, hot path: entering and leaving regions. A region no sink
-// selected is pushed and popped by the inline code of the public header
-// (regiontrace/detail/region_stack.hpp) on the stack defined here; the rest
-// comes to the exported detail::enter/leave/leave_scope. Building and
+// selected, and one only span sinks selected, are handled by the inline code
+// of the public header (regiontrace/detail/region_stack.hpp) on the stack
+// defined here; the rest comes to the exported detail::enter/leave/leave_scope. Building and
 // delivering events (dispatcher_events.cpp) is kept out of line.
 #include <string>
 #include <vector>

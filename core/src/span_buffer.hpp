@@ -5,10 +5,10 @@
 // thread exits, and when the host stops, from the stopping thread.
 //
 // Threads: append(), open_span() and close_span() (SpanRing's, also called
-// by the inline code of regiontrace/detail/region_stack.hpp) are the owner's. Handing
-// over happens under lock(), by the owner or by the stopping thread; the
-// owner never rewrites a span below the published count without the lock,
-// so a reader under the lock sees whole spans only.
+// by the inline code of regiontrace/detail/region_stack.hpp) are the
+// owner's. Handing over happens under lock(), by the owner or by the
+// stopping thread; the owner never rewrites a span below the published
+// count without the lock, so a reader under the lock sees whole spans only.
 #pragma once
 
 #include <atomic>
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "regiontrace/detail/region_stack.hpp"
-#include "regiontrace/sdk/events.hpp"
 
 namespace regiontrace::detail {
 

@@ -1,7 +1,6 @@
-// What the application threads write into their buffers: fixed-size binary
-// records, formatted as JSON only by the writer. A region is recorded once,
-// when it ends, as a complete span (the end event carries its begin time):
-// dropping a record drops a whole span, so what is kept always nests.
+// What goes into a thread's chunks: fixed-size binary records, formatted as
+// JSON only at close. A region is the host's finished span, copied from its
+// batch: dropping a record drops a whole span, so what is kept always nests.
 #pragma once
 
 #include <atomic>

@@ -1,9 +1,11 @@
 // The part of a thread's region stack and of the routing table that the
 // inline fast path of Region reads: entering and leaving a region that no
-// sink selected, while sinks run. Out of line that pair was two calls through
-// the PLT and ~60 instructions; inline, a few loads and stores in the
-// caller. Everything else (selected regions, begin/end tokens, a thread's
-// first region, repairs) goes through detail::enter / detail::leave_scope.
+// sink selected, and recording one that only span sinks selected (into the
+// thread's SpanRing), while sinks run. Out of line that pair was two calls
+// through the PLT and ~60 instructions; inline, a few loads and stores in
+// the caller. Everything else (regions for event sinks, begin/end tokens, a
+// thread's first region or span, a full ring, repairs) goes through
+// detail::enter / detail::leave_scope.
 //
 // Not a stable interface: the layout is the library's, and a program built
 // against other headers than the library's own is not supported (the

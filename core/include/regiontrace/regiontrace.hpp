@@ -110,7 +110,7 @@ class Region {
  public:
   // Starts regiontrace if nothing has (as every entry point does); once it is
   // on or off, one load and one branch decide.
-  explicit Region(RegionId id) {
+  __attribute__((always_inline)) explicit Region(RegionId id) {
     const std::uint8_t state = detail::g_state.load(std::memory_order_relaxed);
     if (state == detail::kStateOn) {
       token_ = detail::enter_inline(id);
@@ -127,7 +127,7 @@ class Region {
       }
     }
   }
-  ~Region() {
+  __attribute__((always_inline)) ~Region() {
     if (token_ != 0) detail::leave_scope_inline(token_);
   }
   Region(const Region&) = delete;

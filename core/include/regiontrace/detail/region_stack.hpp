@@ -18,6 +18,7 @@
 
 #include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/export.hpp"
+#include "regiontrace/sdk/clock_segment.hpp"
 #include "regiontrace/sdk/events.hpp"
 
 namespace regiontrace::detail {
@@ -56,6 +57,14 @@ struct SpanRing {
     sinks[n] = to;
     count.store(n + 1, std::memory_order_release);
     return true;
+  }
+  // The owner, with room checked: the next span written in place (a Span
+  // built on the stack and copied cost ten more instructions per span).
+  Span& next() { return spans[count.load(std::memory_order_relaxed)]; }
+  void publish_next(std::uint64_t to) {
+    const std::uint32_t n = count.load(std::memory_order_relaxed);
+    sinks[n] = to;
+    count.store(n + 1, std::memory_order_release);
   }
   // The owner: the span at `depth` is open (or no longer is), for a
   // hand-over while it is.
@@ -125,6 +134,23 @@ REGIONTRACE_API void leave_scope(std::uint64_t token);
 // The library's clock (sdk/clock.hpp's, CLOCK_MONOTONIC ns): spans recorded
 // here and in the library must share one calibration to nest.
 REGIONTRACE_API std::int64_t clock_ns();
+// The library clock's current segment: null until it is calibrated, and for
+// good without the TSC (REGIONTRACE_CLOCK=monotonic, or no invariant TSC).
+extern REGIONTRACE_API std::atomic<const sdk::clock::Segment*> g_clock_segment;
+
+// clock_ns(), read here while the TSC is inside the library clock's current
+// segment (two calls through the PLT and a function-local static guard less
+// per span); the library reads it otherwise (calibration, check points).
+__attribute__((always_inline)) inline std::int64_t clock_ns_inline() {
+#if defined(__x86_64__)
+  const sdk::clock::Segment* seg = g_clock_segment.load(std::memory_order_acquire);
+  if (__builtin_expect(seg != nullptr, 1)) {
+    const std::uint64_t t = __builtin_ia32_rdtsc();
+    if (__builtin_expect(t < seg->next_check_tsc, 1)) return seg->value_at(t);
+  }
+#endif
+  return clock_ns();
+}
 
 // A region only span sinks selected, on a thread with its SpanRing: pushed
 // and stamped here; its span is appended when it ends.
@@ -144,14 +170,14 @@ inline std::uint64_t enter_span_inline(RegionStack* s, const RegionRouting* r, s
   f.delivered = delivered;
   s->open = d + 1;
   if (delivered == 0) return token;
-  f.begin_ns = clock_ns();
+  f.begin_ns = clock_ns_inline();
   f.uncaught = *s->uncaught;
   s->spans->open_span(d, id, delivered, f.begin_ns, r->generation);
   return token | kTokenDelivered;
 }
 
 // detail::enter(id), with the unselected case done here.
-inline std::uint64_t enter_inline(std::uint32_t id) {
+__attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t id) {
   RegionStack* const s = t_region_stack;
   const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
   if (__builtin_expect(s != nullptr && r != nullptr && s->open != RegionStack::kMaxDepth, 1)) {
@@ -184,8 +210,7 @@ inline std::uint64_t enter_inline(std::uint32_t id) {
 // The end of a frame enter_span_inline delivered, when its span can be
 // appended here: same start-up, room in the ring. False: out of line.
 inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
-  SpanRing* const ring = s->spans;
-  if (ring == nullptr) return false;  // a thread that never recorded a span
+  SpanRing* const ring = s->spans;  // not null: leave_scope_inline checked
   const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
   const std::uint32_t d = s->open - 1;
   const Frame& top = s->frames[d];
@@ -195,22 +220,23 @@ inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
       top.begin_ns == 0) {
     return false;
   }
-  Span span;
+  Span& span = ring->next();
   span.id = top.id;
   span.depth = static_cast<std::uint16_t>(d);
   span.unwinding = *s->uncaught > top.uncaught ? 1 : 0;
+  span.open = 0;
   span.step = r->step->load(std::memory_order_relaxed);
   span.begin_ns = top.begin_ns;
-  span.end_ns = clock_ns();
+  span.end_ns = clock_ns_inline();
   ring->close_span(d);
-  ring->append(span, top.delivered);
+  ring->publish_next(top.delivered);
   s->open = d;
   return true;
 }
 
 // detail::leave_scope(token), with the innermost undelivered frame popped
 // here, and the span of a span-only frame appended here.
-inline void leave_scope_inline(std::uint64_t token) {
+__attribute__((always_inline)) inline void leave_scope_inline(std::uint64_t token) {
   RegionStack* const s = t_region_stack;
   if (__builtin_expect(s != nullptr && s->open != 0, 1)) {
     if (__builtin_expect((token & kTokenDelivered) == 0, 1)) {
@@ -219,7 +245,9 @@ inline void leave_scope_inline(std::uint64_t token) {
         s->open = s->open - 1;
         return;
       }
-    } else if (leave_span_inline(s, token)) {
+    } else if (s->spans != nullptr && leave_span_inline(s, token)) {
+      // Checked here first: a delivered end on a thread that never
+      // recorded a span (event sinks) makes no call before its own.
       return;
     }
   }

@@ -39,6 +39,8 @@
 #include <fstream>
 #include <string>
 
+#include "regiontrace/sdk/clock_segment.hpp"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <x86intrin.h>
@@ -88,8 +90,14 @@ class CalibratedClock {
   enum class Source { kTsc, kMonotonic };
 
   // Calibrates on the first now_ns(), not here: a process that never reads
-  // the clock pays nothing.
-  explicit CalibratedClock(Source wanted = Source::kTsc) : wanted_(wanted) {}
+  // the clock pays nothing. constexpr, so that a clock at namespace scope is
+  // ready before any constructor runs (regions may run in static
+  // initialisers). `mirror`, when given, gets every segment the clock
+  // starts, for a host that reads the clock inline in other binaries (its
+  // readings are then this clock's own); it stays null without the TSC.
+  constexpr explicit CalibratedClock(Source wanted = Source::kTsc,
+                                     std::atomic<const Segment*>* mirror = nullptr)
+      : wanted_(wanted), mirror_(mirror) {}
   CalibratedClock(const CalibratedClock&) = delete;
   CalibratedClock& operator=(const CalibratedClock&) = delete;
 
@@ -119,19 +127,6 @@ class CalibratedClock {
   }
 
  private:
-  // One linear piece: value = anchor_ns + (t - anchor_tsc) * mult / 2^32.
-  struct Segment {
-    std::uint64_t anchor_tsc = 0;
-    std::int64_t anchor_ns = 0;
-    std::uint64_t mult = 0;  // ns per tick, 32.32 fixed point
-    std::uint64_t next_check_tsc = 0;
-    std::int64_t value_at(std::uint64_t t) const {
-      // Signed: another thread may have read the TSC just before this
-      // segment's anchor.
-      const __int128 delta = static_cast<std::int64_t>(t - anchor_tsc);
-      return anchor_ns + static_cast<std::int64_t>((delta * static_cast<__int128>(mult)) >> 32);
-    }
-  };
   struct Pair {
     std::uint64_t tsc = 0;
     std::int64_t ns = 0;
@@ -218,10 +213,12 @@ class CalibratedClock {
     s.next_check_tsc = now.tsc + static_cast<std::uint64_t>(interval_ticks);
     tsc_hz_.store(1e9 / ns_per_tick, std::memory_order_relaxed);
     current_.store(&s, std::memory_order_release);
+    if (mirror_ != nullptr) mirror_->store(&s, std::memory_order_release);
   }
 #endif
 
   Source wanted_;
+  std::atomic<const Segment*>* mirror_;
   std::atomic<const Segment*> current_{nullptr};
   std::atomic<bool> started_{false};
   std::atomic<bool> uses_tsc_{false};

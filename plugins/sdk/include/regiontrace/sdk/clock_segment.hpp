@@ -1,0 +1,28 @@
+// One linear piece of the calibrated clock (clock.hpp): readings between its
+// anchor and its check point are anchor_ns + (tsc - anchor_tsc) * mult / 2^32.
+// Apart from clock.hpp so that a host can read its clock inline in the
+// caller's code (regiontrace/detail/region_stack.hpp) without pulling in the
+// calibration's headers.
+//
+// Header-only, not part of the plugin ABI: nothing here crosses the boundary.
+#pragma once
+
+#include <cstdint>
+
+namespace regiontrace::sdk::clock {
+
+struct Segment {
+  std::uint64_t anchor_tsc = 0;
+  std::int64_t anchor_ns = 0;
+  std::uint64_t mult = 0;  // ns per tick, 32.32 fixed point
+  std::uint64_t next_check_tsc = 0;
+
+  std::int64_t value_at(std::uint64_t t) const {
+    // Signed: another thread may have read the TSC just before this
+    // segment's anchor.
+    const __int128 delta = static_cast<std::int64_t>(t - anchor_tsc);
+    return anchor_ns + static_cast<std::int64_t>((delta * static_cast<__int128>(mult)) >> 32);
+  }
+};
+
+}  // namespace regiontrace::sdk::clock

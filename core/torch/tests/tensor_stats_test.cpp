@@ -159,6 +159,29 @@ TEST(TensorStats, NanAndInfPropagateAsInTorch) {
   EXPECT_TRUE(std::isnan(*s.min) && std::isnan(*s.max) && std::isnan(*s.mean));
 }
 
+TEST(TensorStats, Bf16EdgeDataMatchesTorch) {
+  // The bf16 loop without a shift, and what sends data back to the shifted
+  // one: exponents over the whole range, one sign only, a large mean (seen
+  // in the first elements, or only after them), signed zeros, odd tails.
+  at::manual_seed(6);
+  const std::int64_t n = 40000 + 17;
+  const at::Tensor u = at::rand({n}, at::kDouble) * 2 - 1;
+  const at::Tensor wide = u * at::pow(2.0, at::randint(-130, 125, {n}, at::kDouble));
+  expect_matches_torch(wide.to(at::kBFloat16), "bf16 wide exponents");
+  expect_matches_torch(wide.abs().to(at::kBFloat16), "bf16 wide exponents, positive");
+  expect_matches_torch((-wide.abs()).to(at::kBFloat16), "bf16 wide exponents, negative");
+  expect_matches_torch((at::randn({n}, at::kDouble) + 300).to(at::kBFloat16), "bf16 large mean");
+  at::Tensor late = at::randn({n}, at::kDouble) * 0.01 + 50;
+  late.slice(0, 0, 64).normal_();  // the sample looks centred, the rest is not
+  expect_matches_torch(late.to(at::kBFloat16), "bf16 large mean after the sample");
+  expect_matches_torch(at::full({n}, 3.5, at::kBFloat16), "bf16 constant");
+  at::Tensor zeros = at::zeros({n}, at::kDouble);
+  zeros.slice(0, 0, n, 3).fill_(-0.0);
+  expect_matches_torch(zeros.to(at::kBFloat16), "bf16 signed zeros");
+  zeros[n - 1] = -1e-40;  // a subnormal, the last element
+  expect_matches_torch(zeros.to(at::kBFloat16), "bf16 zeros and a subnormal");
+}
+
 TEST(TensorStats, LargeMeanSmallSpreadKeepsPrecision) {
   at::manual_seed(4);
   const at::Tensor x = at::randn({200000}, at::kDouble) * 1e-3 + 1e6;

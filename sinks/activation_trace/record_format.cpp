@@ -6,6 +6,10 @@
 #include <memory>
 #include <optional>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "number_text.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
@@ -43,6 +47,7 @@ inline char* put(char* p, std::string_view s) {
   return p + n;
 }
 
+#if !defined(__SSE2__)
 // Whether any of the 8 bytes of w is a control character, '"' or '\\'
 // (bytes of UTF-8 sequences, 0x80 and up, are not): the classic
 // has-zero-byte / has-byte-below tests, exact for the question asked.
@@ -76,6 +81,7 @@ inline bool needs_escape(std::string_view s) {
   }
   return false;
 }
+#endif
 
 char* put_escaped(char* p, std::string_view s) {
   static const char kHex[] = "0123456789abcdef";
@@ -117,24 +123,90 @@ char* put_escaped(char* p, std::string_view s) {
   return p;
 }
 
+#if defined(__SSE2__)
+// The bytes of x that are control characters, '"' or '\\', as a bit mask.
+inline unsigned special_bytes(__m128i x) {
+  const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1F)), x);
+  const __m128i quote = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
+  const __m128i backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+  return static_cast<unsigned>(
+      _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))));
+}
+
+// Copies the n bytes at q to p and says whether any needs escaping, each
+// block loaded once from q and checked in the register it was loaded into:
+// reading the copy back would wait on the stores that wrote it. Blocks
+// overlap rather than run past either end.
+inline bool copy_checking(char* p, const char* q, std::size_t n) {
+  if (n >= 16) {
+    unsigned special = 0;
+    for (std::size_t i = 0; i + 16 < n; i += 16) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i), x);
+      special |= special_bytes(x);
+    }
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + n - 16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + n - 16), x);
+    return (special | special_bytes(x)) != 0;
+  }
+  if (n >= 8) {
+    const __m128i head = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
+    const __m128i tail = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + n - 8));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), head);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(p + n - 8), tail);
+    return special_bytes(_mm_unpacklo_epi64(head, tail)) != 0;
+  }
+  std::uint32_t head;
+  std::uint32_t tail;
+  if (n >= 4) {
+    std::memcpy(&head, q, 4);
+    std::memcpy(&tail, q + n - 4, 4);
+    std::memcpy(p, &head, 4);
+    std::memcpy(p + n - 4, &tail, 4);
+  } else if (n > 0) {
+    // First, middle and last byte (twice): every byte of a name of 1 to 3.
+    const char middle = q[n / 2];
+    const char last = q[n - 1];
+    p[0] = q[0];
+    p[n / 2] = middle;
+    p[n - 1] = last;
+    head = static_cast<unsigned char>(q[0]) | static_cast<unsigned char>(middle) << 8 |
+           static_cast<std::uint32_t>(static_cast<unsigned char>(last)) * 0x1010000u;
+    tail = head;
+  } else {
+    return false;
+  }
+  const __m128i x = _mm_unpacklo_epi32(_mm_cvtsi32_si128(static_cast<int>(head)),
+                                       _mm_cvtsi32_si128(static_cast<int>(tail)));
+  return (special_bytes(x) & 0xFF) != 0;
+}
+#endif
+
 // Names seldom need escaping: copy them whole when they do not.
 char* put_name(char* p, std::string_view s) {
+  *p = '"';
+#if defined(__SSE2__)
+  if (copy_checking(p + 1, s.data(), s.size())) return put_escaped(p, s);
+  p += 1 + s.size();
+#else
   if (needs_escape(s)) return put_escaped(p, s);
-  *p++ = '"';
-  p = put(p, s);
+  p = put(p + 1, s);
+#endif
   *p++ = '"';
   return p;
 }
 
 // The json_writer.hpp convention: NaN and infinities as strings.
-char* put_double(char* p, double v) {
+inline char* put_double(char* p, double v) {
+  if (__builtin_expect(std::isfinite(v), 1)) return write_double(p, v);
   if (std::isnan(v)) return put(p, "\"NaN\"");
-  if (std::isinf(v)) return put(p, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-  return write_double(p, v);
+  return put(p, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
 }
 
-char* put_optional(char* p, const std::optional<double>& v) {
-  return v ? put_double(p, *v) : put(p, "null");
+inline char* put_optional(char* p, const std::optional<double>& v) {
+  if (__builtin_expect(v.has_value(), 1)) return put_double(p, *v);
+  std::memcpy(p, "null", 4);
+  return p + 4;
 }
 
 char* put_error(char* p, std::string_view error) {
@@ -151,12 +223,47 @@ char* put_error(char* p, std::string_view error) {
   return p;
 }
 
+#if defined(__SSE2__)
+// The 16 nibbles spread to bytes and turned into digits in one register.
+char* put_hex(char* p, std::uint64_t v) {
+  const std::uint64_t first_byte_first = __builtin_bswap64(v);  // x86 is little-endian
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(&first_byte_first));
+  const __m128i low_nibble = _mm_set1_epi8(0x0F);
+  const __m128i nibbles = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), low_nibble),
+                                            _mm_and_si128(bytes, low_nibble));
+  const __m128i past_nine =
+      _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+  p[0] = '"';
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 1),
+                   _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8('0')), past_nine));
+  p[17] = '"';
+  return p + 18;
+}
+#else
 char* put_hex(char* p, std::uint64_t v) {
   static const char kHex[] = "0123456789abcdef";
   p[0] = '"';
   for (int i = 0; i < 16; ++i) p[16 - i] = kHex[(v >> (4 * i)) & 0xF];
   p[17] = '"';
   return p + 18;
+}
+#endif
+
+char* put_shape(char* p, const std::vector<std::int64_t>& shape) {
+  *p++ = '[';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) *p++ = ',';
+    p = write_int(p, shape[i]);
+  }
+  *p++ = ']';
+  return p;
+}
+
+// A field's key, copied whole with its padding (room is left for it).
+template <typename Field>
+inline char* put_key(char* p, const Field& field) {
+  std::memcpy(p, field.key, sizeof(field.key));
+  return p + field.key_size;
 }
 
 }  // namespace
@@ -167,11 +274,81 @@ RecordFormatter::RecordFormatter(StatSet stats, int rank) : stats_(std::move(sta
   rank_ = summary_rank_ + ",\"seq\":";
   // What bound() does not count per record: the fixed text, and every
   // statistic at its longest (an error string's "<error: >" included).
-  // write_double's scratch past the last number included.
+  // write_double's scratch past the last number included, which also
+  // covers the padding of the last key's 16-byte copy.
   fixed_bound_ = prefix_.size() + rank_.size() + 64 + 2 * kNumberMax + kDoubleScratch;
   for (Stat stat : stats_.order()) {
-    keys_.push_back(",\"" + std::string(stat_name(stat)) + "\":");
-    fixed_bound_ += keys_.back().size() + kErrorPrefix + kNumberMax;
+    Field field;
+    const std::string key = ",\"" + std::string(stat_name(stat)) + "\":";
+    static_assert(sizeof(field.key) >= sizeof(",\"zero_count\":") - 1, "longest key");
+    std::memcpy(field.key, key.data(), key.size());
+    field.key_size = static_cast<std::uint8_t>(key.size());
+    switch (stat) {
+      case Stat::kSum:
+        field.real = &TensorStats::sum;
+        break;
+      case Stat::kMean:
+        field.real = &TensorStats::mean;
+        break;
+      case Stat::kAbsMean:
+        field.real = &TensorStats::abs_mean;
+        break;
+      case Stat::kMin:
+        field.real = &TensorStats::min;
+        break;
+      case Stat::kMax:
+        field.real = &TensorStats::max;
+        break;
+      case Stat::kAbsmax:
+        field.real = &TensorStats::absmax;
+        break;
+      case Stat::kStd:
+        field.real = &TensorStats::std;
+        break;
+      case Stat::kRms:
+        field.real = &TensorStats::rms;
+        break;
+      case Stat::kL2:
+        field.real = &TensorStats::l2;
+        break;
+      case Stat::kNanCount:
+        field.kind = Kind::kNumericCount;
+        field.count = &TensorStats::nan_count;
+        break;
+      case Stat::kInfCount:
+        field.kind = Kind::kNumericCount;
+        field.count = &TensorStats::inf_count;
+        break;
+      case Stat::kZeroCount:
+        field.kind = Kind::kNumericCount;
+        field.count = &TensorStats::zero_count;
+        break;
+      case Stat::kNumel:
+        field.kind = Kind::kCount;
+        field.count = &TensorStats::numel;
+        break;
+      case Stat::kShape:
+        field.kind = Kind::kShape;
+        break;
+      case Stat::kDtype:
+        field.kind = Kind::kText;
+        field.text = &TensorStats::dtype;
+        break;
+      case Stat::kDevice:
+        field.kind = Kind::kText;
+        field.text = &TensorStats::device;
+        break;
+      case Stat::kHash:
+        field.kind = Kind::kHash;
+        break;
+    }
+    if (runs_.empty() || runs_.back().kind != field.kind) {
+      const auto at = static_cast<std::uint32_t>(fields_.size());
+      runs_.push_back(Run{field.kind, at, at});
+    }
+    ++runs_.back().end;
+    fields_.push_back(field);
+    fixed_bound_ += key.size() + kErrorPrefix + kNumberMax;
     has_shape_ = has_shape_ || stat == Stat::kShape;
     has_text_stats_ =
         has_text_stats_ || stat == Stat::kDtype || stat == Stat::kDevice || stat == Stat::kHash;
@@ -182,7 +359,7 @@ std::size_t RecordFormatter::bound(const ActivationRecord& r) const {
   const TensorStats& s = r.stats;
   std::size_t text = r.module().size() + r.tensor().size() + r.op().size();
   if (has_text_stats_) text += s.dtype.size() + s.device.size() + s.hash_error.size() + 8;
-  return fixed_bound_ + kEscapedCharMax * (text + stats_.order().size() * s.error.size()) +
+  return fixed_bound_ + kEscapedCharMax * (text + fields_.size() * s.error.size()) +
          (has_shape_ ? 21 * s.shape.size() : 0);
 }
 
@@ -205,66 +382,47 @@ void RecordFormatter::append(std::string& out, const ActivationRecord& r) const 
     p = put(p, ",\"op\":");
     p = put_name(p, r.op());
   }
-  const std::vector<Stat>& order = stats_.order();
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    p = put(p, keys_[i]);
-    p = append_stat(p, order[i], r.stats);
+  const TensorStats& s = r.stats;
+  const bool failed = !s.error.empty();
+  const Field* const fields = fields_.data();
+  for (const Run& run : runs_) {
+    const Field* field = fields + run.begin;
+    const Field* const end = fields + run.end;
+    switch (run.kind) {
+      case Kind::kReal:
+        if (failed) {
+          for (; field != end; ++field) p = put_error(put_key(p, *field), s.error);
+        } else {
+          for (; field != end; ++field) p = put_optional(put_key(p, *field), s.*field->real);
+        }
+        break;
+      case Kind::kNumericCount:
+        if (failed) {
+          for (; field != end; ++field) p = put_error(put_key(p, *field), s.error);
+        } else {
+          for (; field != end; ++field) p = write_int(put_key(p, *field), s.*field->count);
+        }
+        break;
+      case Kind::kCount:
+        for (; field != end; ++field) p = write_int(put_key(p, *field), s.*field->count);
+        break;
+      case Kind::kShape:
+        for (; field != end; ++field) p = put_shape(put_key(p, *field), s.shape);
+        break;
+      case Kind::kText:
+        for (; field != end; ++field) p = put_name(put_key(p, *field), s.*field->text);
+        break;
+      case Kind::kHash:
+        for (; field != end; ++field) {
+          p = put_key(p, *field);
+          p = s.hash ? put_hex(p, *s.hash)
+                     : put_error(p, s.hash_error.empty() ? "no hash" : s.hash_error);
+        }
+        break;
+    }
   }
   p = put(p, "}\n");
   out.append(begin, static_cast<std::size_t>(p - begin));
-}
-
-char* RecordFormatter::append_stat(char* p, Stat stat, const TensorStats& s) const {
-  switch (stat) {
-    case Stat::kNumel:
-      return write_int(p, s.numel);
-    case Stat::kShape:
-      *p++ = '[';
-      for (std::size_t i = 0; i < s.shape.size(); ++i) {
-        if (i != 0) *p++ = ',';
-        p = write_int(p, s.shape[i]);
-      }
-      *p++ = ']';
-      return p;
-    case Stat::kDtype:
-      return put_name(p, s.dtype);
-    case Stat::kDevice:
-      return put_name(p, s.device);
-    case Stat::kHash:
-      if (s.hash) return put_hex(p, *s.hash);
-      return put_error(p, s.hash_error.empty() ? "no hash" : s.hash_error);
-    default:
-      break;
-  }
-  if (!s.error.empty()) return put_error(p, s.error);
-  switch (stat) {
-    case Stat::kSum:
-      return put_optional(p, s.sum);
-    case Stat::kMean:
-      return put_optional(p, s.mean);
-    case Stat::kAbsMean:
-      return put_optional(p, s.abs_mean);
-    case Stat::kMin:
-      return put_optional(p, s.min);
-    case Stat::kMax:
-      return put_optional(p, s.max);
-    case Stat::kAbsmax:
-      return put_optional(p, s.absmax);
-    case Stat::kStd:
-      return put_optional(p, s.std);
-    case Stat::kRms:
-      return put_optional(p, s.rms);
-    case Stat::kL2:
-      return put_optional(p, s.l2);
-    case Stat::kNanCount:
-      return write_int(p, s.nan_count);
-    case Stat::kInfCount:
-      return write_int(p, s.inf_count);
-    case Stat::kZeroCount:
-      return write_int(p, s.zero_count);
-    default:
-      return p;
-  }
 }
 
 void RecordFormatter::append_summary(std::string& out, const TraceSummary& summary) const {

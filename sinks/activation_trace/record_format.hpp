@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,40 @@ class RecordFormatter {
   void append_summary(std::string& out, const TraceSummary& summary) const;
 
  private:
+  // How a statistic's value is written.
+  enum class Kind : std::uint8_t {
+    kReal,          // optional double, an error string when `error` is set
+    kNumericCount,  // integer, an error string when `error` is set
+    kCount,         // integer, always there
+    kShape,
+    kText,
+    kHash,
+  };
+  // One requested statistic: the constant text before its value, and where
+  // the value lives, so that append() reads it without a switch per name.
+  struct Field {
+    char key[16] = {};  // ,"abs_mean": and padding, copied as one 16-byte move
+    std::uint8_t key_size = 0;
+    Kind kind = Kind::kReal;
+    std::optional<double> TensorStats::*real = nullptr;
+    std::int64_t TensorStats::*count = nullptr;
+    std::string TensorStats::*text = nullptr;
+  };
+  // Consecutive fields of one kind, written by one loop: `all` is six runs,
+  // its nine doubles one of them.
+  struct Run {
+    Kind kind;
+    std::uint32_t begin;
+    std::uint32_t end;
+  };
+
   // Most characters append() can write for the record.
   std::size_t bound(const ActivationRecord& record) const;
-  // Writes one statistic's value at p; returns its end.
-  char* append_stat(char* p, Stat stat, const TensorStats& s) const;
 
   StatSet stats_;
-  std::vector<std::string> keys_;  // ,"abs_mean": per requested statistic
-  std::size_t fixed_bound_ = 0;    // bound() of a record with empty names and texts
+  std::vector<Field> fields_;  // in the order of stats_
+  std::vector<Run> runs_;
+  std::size_t fixed_bound_ = 0;  // bound() of a record with empty names and texts
   bool has_shape_ = false;
   bool has_text_stats_ = false;  // dtype, device or hash
   std::string prefix_;           // {"v":1,"module":

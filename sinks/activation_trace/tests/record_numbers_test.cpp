@@ -96,6 +96,70 @@ TEST(RecordNumbers, DoublesAreWrittenAsToCharsWritesThem) {
   }
 }
 
+std::string to_chars_text(double v) {
+  char text[64];
+  return std::string(text, std::to_chars(text, text + sizeof(text), v).ptr);
+}
+
+std::string written_text(double v) {
+  char text[kDoubleScratch + 8];
+  return std::string(text, write_double(text, v));
+}
+
+// Doubles with a short exact decimal expansion (m / 2^k, below 10^15 once
+// multiplied by 10^k) skip Dragonbox: both sides of where that stops, for
+// every k, and the small integers written directly.
+TEST(RecordNumbers, ShortExactValuesAreWrittenAsToCharsWritesThem) {
+  std::mt19937_64 rng(15);
+  std::vector<double> values;
+  std::uint64_t five_to_k = 1;
+  for (int k = 0; k <= 24; ++k, five_to_k *= 5) {
+    const std::uint64_t limit = 999999999999999ull / five_to_k;  // largest m below 10^15 / 5^k
+    for (std::uint64_t m : {limit - 2, limit - 1, limit, limit + 1, limit + 2, std::uint64_t{1},
+                            std::uint64_t{3}, limit / 2, rng() % (limit + 3) + 1}) {
+      if (m == 0) continue;
+      for (int extra = 0; extra <= 2; ++extra) {
+        values.push_back(std::ldexp(static_cast<double>(m), -k - extra));
+      }
+    }
+  }
+  for (double v : {99999.0, 100000.0, 99999.5, 65536.0, 1.0, 2.0, 10.0, 0.5, 0.25, 1e-5}) {
+    values.push_back(v);
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint64_t r = rng();
+    values.push_back(
+        std::ldexp(static_cast<double>(r >> (11 + r % 53)), -static_cast<int>(r % 40)));
+  }
+  for (double v : values) {
+    for (double signed_v : {v, -v}) {
+      ASSERT_EQ(written_text(signed_v), to_chars_text(signed_v))
+          << "bits " << std::hex << bits_of(signed_v);
+    }
+  }
+}
+
+TEST(RecordNumbers, IntegersAreWrittenAsToCharsWritesThem) {
+  std::vector<std::uint64_t> values = {0, std::numeric_limits<std::uint64_t>::max()};
+  for (std::uint64_t p = 1; p <= 1000000000000000000ull; p *= 10) {
+    values.push_back(p - 1);
+    values.push_back(p);
+    values.push_back(p + 1);
+  }
+  values.push_back(10000000000000000000ull);
+  std::mt19937_64 rng(16);
+  for (int i = 0; i < 100000; ++i) values.push_back(rng() >> (rng() % 64));
+  for (std::uint64_t v : values) {
+    char expected[32];
+    char got[32];
+    ASSERT_EQ(std::string(got, write_uint(got, v)),
+              std::string(expected, std::to_chars(expected, expected + 32, v).ptr));
+    const auto i = static_cast<std::int64_t>(v);
+    ASSERT_EQ(std::string(got, write_int(got, i)),
+              std::string(expected, std::to_chars(expected, expected + 32, i).ptr));
+  }
+}
+
 // The raw text of a top-level key's value in one record line.
 std::string raw_value(const std::string& line, const std::string& key) {
   const std::string marker = "\"" + key + "\":";

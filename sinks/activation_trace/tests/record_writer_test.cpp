@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -128,6 +130,29 @@ TEST(RecordWriter, BlockingLosesNothingBehindASlowWriter) {
   EXPECT_EQ(sums.size(), t.records.size()) << "every record arrived once";
   // The producers had to wait for the reader: ~400 KB through 2 KB reads.
   EXPECT_GT(produced, std::chrono::milliseconds(20));
+}
+
+TEST(RecordWriter, ABatchOfManyRecordsIsWrittenWholeInSeveralWrites) {
+  // One flush of 20000 queued records, 17 stats each: about 8 MB of text,
+  // written out a file buffer at a time while it is formatted.
+  TempDir dir;
+  const std::string path = dir.file("trace.jsonl");
+  constexpr int kRecords = 20000;
+  RecordWriter writer(writer_options(path, 2 * kRecords, false),
+                      RecordFormatter(StatSet::parse({"all"}), 0));
+  for (int i = 0; i < kRecords; ++i) writer.submit(make_record(i));
+  writer.close();
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(text.size(), 2 * sdk::LineFileWriter::kDefaultBufferLimit);
+  EXPECT_EQ(text.find("\n\n"), std::string::npos) << "no empty line";
+  const ParsedTrace t = parse_lines(text);
+  ASSERT_EQ(t.records.size(), static_cast<std::size_t>(kRecords));
+  for (std::size_t i = 0; i < t.records.size(); ++i) {
+    ASSERT_EQ(t.records[i]["seq"], i) << "in queue order, none twice";
+    ASSERT_EQ(t.records[i]["sum"], static_cast<double>(i) * 0.5);
+  }
+  EXPECT_EQ(t.summary["records"], kRecords);
 }
 
 TEST(RecordWriter, DroppingCountsWhatItRefuses) {

@@ -234,22 +234,21 @@ int main(int argc, char** argv) {
   const auto floor_mem = ms("BM_Bf16Read/real_time");
   const auto fused_bf16 = ms("BM_Fused/bf16:1/real_time");
   const double bytes = static_cast<double>(kElements) * 2;
+  const auto in_ms = [](std::string name, const regiontrace::bench::Spread& spread) {
+    Verdict v;
+    v.name = std::move(name);
+    v.unit = "ms";
+    v.min = spread.min;
+    v.median = spread.median;
+    return v;
+  };
   const auto report = [&](const char* name, const regiontrace::bench::Spread& floor) {
     if (floor.count == 0) return;
-    Verdict v;
-    v.name = std::string("bf16 floor: ") + name;
-    v.unit = "ms";
-    v.min = floor.min;
-    v.median = floor.median;
-    regiontrace::bench::print_verdict(v);
+    regiontrace::bench::print_verdict(in_ms(std::string("bf16 floor: ") + name, floor));
     regiontrace::bench::print_verdict(std::string("bf16 floor: ") + name + ", read rate", "GB/s",
                                       bytes / (floor.min * 1e6));
     if (fused_bf16.count == 0) return;
-    Verdict f;
-    f.name = std::string("bf16 fused statistics against ") + name;
-    f.unit = "ms";
-    f.min = fused_bf16.min;
-    f.median = fused_bf16.median;
+    Verdict f = in_ms(std::string("bf16 fused statistics against ") + name, fused_bf16);
     f.baseline = name;
     f.baseline_min = floor.min;
     regiontrace::bench::print_verdict(f);

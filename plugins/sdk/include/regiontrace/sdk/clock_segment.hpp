@@ -19,9 +19,11 @@ struct Segment {
 
   std::int64_t value_at(std::uint64_t t) const {
     // Signed: another thread may have read the TSC just before this
-    // segment's anchor.
-    const __int128 delta = static_cast<std::int64_t>(t - anchor_tsc);
-    return anchor_ns + static_cast<std::int64_t>((delta * static_cast<__int128>(mult)) >> 32);
+    // segment's anchor. __extension__: this header reaches every program
+    // that includes regiontrace.hpp, some built with -Wpedantic -Werror.
+    __extension__ typedef __int128 wide;
+    const wide delta = static_cast<std::int64_t>(t - anchor_tsc);
+    return anchor_ns + static_cast<std::int64_t>((delta * static_cast<wide>(mult)) >> 32);
   }
 };
 

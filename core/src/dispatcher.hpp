@@ -4,8 +4,9 @@
 //
 // Three files, one per concern:
 //   dispatcher_lifecycle.cpp  start, stop, fork; routing regions to sinks
-//   dispatcher_hot_path.cpp   enter/leave: the per-thread stack, tokens
-//   dispatcher_events.cpp     building and delivering the five event kinds
+//   dispatcher_hot_path.cpp   enter/leave: the per-thread stack, tokens, and
+//                             delivering region begin/end events
+//   dispatcher_events.cpp     building and delivering the other event kinds
 // and event_builder.hpp for what they share: the "inside" mask and the
 // fields every event carries.
 #pragma once
@@ -46,6 +47,10 @@ class Dispatcher {
   std::vector<const SinkSlot*> running_slots() const;
 
   std::uint64_t enter(RegionId id);
+  // enter(id) with the inline code's readings: the thread's stack (not
+  // full), the running table, the sinks that selected the region.
+  std::uint64_t enter_selected(ThreadStack& stack, const RoutingTable& table, RegionId id,
+                               std::uint64_t selected);
   void leave(std::uint64_t token, bool unwinding);
   void leave_scope(std::uint64_t token);
   // Ends every region still open on the calling thread (thread exit).
@@ -76,12 +81,13 @@ class Dispatcher {
   void route_region(RoutingTable& table, const RegionEntry& entry);
   std::uint64_t push(ThreadStack& stack, const RoutingTable& table, RegionId id,
                      std::uint64_t token);
+  std::uint64_t push_selected(ThreadStack& stack, const RoutingTable& table, RegionId id,
+                              std::uint64_t token, std::uint64_t selected);
   void pop(ThreadStack& stack, bool unwinding);
   __attribute__((noinline)) void note_entered(const RoutingTable& table, RegionId id);
-  __attribute__((noinline)) void deliver_begin(ThreadStack& stack, const RoutingTable& table,
-                                               Frame& frame);
+  void deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& frame);
   void report_awaited_never_entered(const RoutingTable& table);
-  __attribute__((noinline)) void deliver_end(ThreadStack& stack, bool unwinding);
+  void deliver_end(ThreadStack& stack, bool unwinding);
   // Spans (dispatcher_spans.cpp): begun and ended for the span sinks in
   // `sinks`, handed over by the owner (buffer full, thread exit) or by stop().
   void begin_span(ThreadStack& stack, const RoutingTable& table, const Frame& frame,
@@ -104,8 +110,8 @@ class Dispatcher {
   // filled in; `mask` (the sinks it goes to) decides whether the clock is read.
   template <typename Event>
   Event make_event(ThreadStack* stack, const RoutingTable& table, std::uint64_t mask) const;
-  RegionEvent region_event(ThreadStack& stack, const Frame& frame, std::int64_t time_ns,
-                           bool unwinding, std::int64_t begin_ns) const;
+  RegionEvent region_event(ThreadStack& stack, const Frame& frame, bool ending,
+                           std::int64_t time_ns, bool unwinding, std::int64_t begin_ns) const;
 
   RegionRegistry* registry_;
   std::atomic<const RoutingTable*> table_{nullptr};
@@ -125,8 +131,9 @@ class Dispatcher {
 };
 
 template <typename Fn>
-void Dispatcher::deliver(const RoutingTable& table, std::uint64_t mask, const char* callback,
-                         Fn&& fn) {
+__attribute__((always_inline)) inline void Dispatcher::deliver(const RoutingTable& table,
+                                                               std::uint64_t mask,
+                                                               const char* callback, Fn&& fn) {
   while (mask != 0) {
     const int i = __builtin_ctzll(mask);
     mask &= mask - 1;

@@ -1,6 +1,7 @@
-// Dispatcher, event delivery: region begin/end, step, mark, snapshot and
-// tensor events. Each kind decides which sinks get it, then builds its event
-// with make_event (the shared fields) and delivers it.
+// Dispatcher, event delivery: step, mark, snapshot and tensor events (region
+// begin and end are delivered by the hot path, dispatcher_hot_path.cpp).
+// Each kind decides which sinks get it, then builds its event with
+// make_event (the shared fields) and delivers it.
 #include "dispatcher.hpp"
 #include "event_builder.hpp"
 #include "region_registry.hpp"
@@ -37,51 +38,6 @@ __attribute__((always_inline)) inline Event Dispatcher::make_event(ThreadStack* 
   ev.thread_id = stack != nullptr ? stack->number() : 0;
   ev.time_ns = (mask & table.time_mask) != 0 ? now_ns() : 0;
   return ev;
-}
-
-// Region events are built whole, in the SDK's field order: default-
-// initialising one and then setting its fields was a loop of stores, a
-// tenth of a delivered region pair. The fields every kind carries are
-// those of make_event.
-__attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
-    ThreadStack& stack, const Frame& f, std::int64_t time_ns, bool unwinding,
-    std::int64_t begin_ns) const {
-  return RegionEvent{f.id,
-                     registry_->entry(f.id).name,
-                     stack.path(stack.depth()),
-                     static_cast<int>(stack.depth()) - 1,
-                     step_.load(std::memory_order_relaxed),
-                     stack.number(),
-                     time_ns,
-                     unwinding,
-                     begin_ns};
-}
-
-void Dispatcher::deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& f) {
-  f.begin_ns = (f.delivered & table.time_mask) != 0 ? now_ns() : 0;
-  const std::uint64_t spans = f.delivered & table.span_mask;
-  if (spans != 0) begin_span(stack, table, f, spans);
-  const std::uint64_t events = f.delivered & ~table.span_mask;
-  if (events == 0) return;
-  const RegionEvent ev = region_event(stack, f, f.begin_ns, false, 0);
-  deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
-}
-
-void Dispatcher::deliver_end(ThreadStack& stack, bool unwinding) {
-  const Frame& f = stack.top();
-  const RoutingTable* t = table_.load(std::memory_order_acquire);
-  const std::uint64_t mask = t != nullptr && f.generation == t->generation()
-                                 ? f.delivered & enabled_.load(std::memory_order_relaxed)
-                                 : 0;
-  if (SpanBuffer* b = stack.spans()) b->close_span(stack.depth() - 1);
-  if (mask == 0) return;
-  const std::int64_t time_ns = (mask & t->time_mask) != 0 ? now_ns() : 0;
-  const std::uint64_t spans = mask & t->span_mask;
-  if (spans != 0) end_span(stack, *t, f, spans, time_ns, unwinding);
-  const std::uint64_t events = mask & ~t->span_mask;
-  if (events == 0) return;
-  const RegionEvent ev = region_event(stack, f, time_ns, unwinding, f.begin_ns);
-  deliver(*t, events, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
 }
 
 void Dispatcher::set_step(std::int64_t step) {

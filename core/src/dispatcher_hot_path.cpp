@@ -1,8 +1,10 @@
 // Dispatcher, hot path: entering and leaving regions. A region no sink
 // selected, and one only span sinks selected, are handled by the inline code
 // of the public header (regiontrace/detail/region_stack.hpp) on the stack
-// defined here; the rest comes to the exported detail::enter/leave/leave_scope. Building and
-// delivering events (dispatcher_events.cpp) is kept out of line.
+// defined here; the rest comes to the exported detail::enter/leave/leave_scope,
+// which deliver region begin and end events here too: one function per side
+// with no call before the sinks' (a call each to deliver_begin/deliver_end
+// and the clock was ~60 instructions of a delivered pair's ~460).
 #include <string>
 #include <vector>
 
@@ -93,12 +95,72 @@ std::uint64_t exchange_thread_counter_for_testing(std::uint64_t value) {
   return g_thread_counter.exchange(value);
 }
 
+// Region events are built whole, in the SDK's field order: default-
+// initialising one and then setting its fields was a loop of stores, a
+// tenth of a delivered region pair. The fields every kind carries are
+// those of make_event.
+// A top-level region's path is its name: no path text is built for it. An
+// end's path was built by its begin event, and the frames under it cannot
+// have changed while it was open (`ending`).
+__attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
+    ThreadStack& stack, const Frame& f, bool ending, std::int64_t time_ns, bool unwinding,
+    std::int64_t begin_ns) const {
+  const std::string_view name = registry_->entry(f.id).name;
+  const std::uint32_t depth = stack.depth();
+  return RegionEvent{f.id,
+                     name,
+                     depth == 1 ? name
+                     : ending   ? stack.open_path(depth)
+                                : stack.path(depth),
+                     static_cast<int>(depth) - 1,
+                     step_.load(std::memory_order_relaxed),
+                     stack.number(),
+                     time_ns,
+                     unwinding,
+                     begin_ns};
+}
+
+__attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack& stack,
+                                                                     const RoutingTable& table,
+                                                                     Frame& f) {
+  f.begin_ns = (f.delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
+  const std::uint64_t spans = f.delivered & table.span_mask;
+  if (__builtin_expect(spans != 0, 0)) begin_span(stack, table, f, spans);
+  const std::uint64_t events = f.delivered & ~table.span_mask;
+  if (events == 0) return;
+  const RegionEvent ev = region_event(stack, f, false, f.begin_ns, false, 0);
+  deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
+}
+
+__attribute__((always_inline)) inline void Dispatcher::deliver_end(ThreadStack& stack,
+                                                                   bool unwinding) {
+  const Frame& f = stack.top();
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  const std::uint64_t mask = t != nullptr && f.generation == t->generation()
+                                 ? f.delivered & enabled_.load(std::memory_order_relaxed)
+                                 : 0;
+  if (SpanBuffer* b = stack.spans()) b->close_span(stack.depth() - 1);
+  if (mask == 0) return;
+  const std::int64_t time_ns = (mask & t->time_mask) != 0 ? clock_ns_inline() : 0;
+  const std::uint64_t spans = mask & t->span_mask;
+  if (__builtin_expect(spans != 0, 0)) end_span(stack, *t, f, spans, time_ns, unwinding);
+  const std::uint64_t events = mask & ~t->span_mask;
+  if (events == 0) return;
+  const RegionEvent ev = region_event(stack, f, true, time_ns, unwinding, f.begin_ns);
+  deliver(*t, events, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
+}
+
 __attribute__((always_inline)) inline std::uint64_t Dispatcher::push(ThreadStack& stack,
                                                                      const RoutingTable& table,
                                                                      RegionId id,
                                                                      std::uint64_t token) {
   if (__builtin_expect(stack.full(), 0)) return report_stack_full();
-  const std::uint64_t selected = table.region_mask(id);
+  return push_selected(stack, table, id, token, table.region_mask(id));
+}
+
+__attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
+    ThreadStack& stack, const RoutingTable& table, RegionId id, std::uint64_t token,
+    std::uint64_t selected) {
   const std::uint64_t outer = inside_mask(&stack, table);
   const std::uint64_t delivered = selected & (table.region_event_mask | table.span_mask) &
                                   live_.load(std::memory_order_relaxed);
@@ -158,9 +220,16 @@ void Dispatcher::leave(std::uint64_t token, bool unwinding) {
   leave_out_of_order(*stack, token, unwinding);
 }
 
+// Inlined into the exported functions below, which are their only callers:
+// a call more was ~6 instructions a side.
+__attribute__((always_inline)) inline std::uint64_t Dispatcher::enter_selected(
+    ThreadStack& stack, const RoutingTable& table, RegionId id, std::uint64_t selected) {
+  return push_selected(stack, table, id, stack.next_token(), selected);
+}
+
 // A scope's end that the inline fast path did not take: unwinding when more
 // exceptions are in flight than when the (delivered) region began.
-void Dispatcher::leave_scope(std::uint64_t token) {
+__attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t token) {
   ThreadStack* stack = this_thread_stack();
   if (__builtin_expect(stack == nullptr, 0)) {
     stack = current_thread_stack();
@@ -185,6 +254,13 @@ void Dispatcher::leave_scope(std::uint64_t token) {
 // The exported entry points of <regiontrace/regiontrace.hpp>.
 std::uint64_t enter(RegionId id) {
   return Dispatcher::instance().enter(id);
+}
+// RegionStack and RegionRouting are the public parts of the library's
+// ThreadStack and RoutingTable (the only ones made).
+std::uint64_t enter_selected(RegionStack* s, const RegionRouting* r, RegionId id,
+                             std::uint64_t selected) {
+  return Dispatcher::instance().enter_selected(*static_cast<ThreadStack*>(s),
+                                               *static_cast<const RoutingTable*>(r), id, selected);
 }
 void leave(std::uint64_t token, bool unwinding) {
   Dispatcher::instance().leave(token, unwinding);

@@ -53,6 +53,11 @@ class ThreadStack : public RegionStack {
     if (__builtin_expect(valid < depth, 0)) build_path(valid, depth);
     return std::string_view(path_.data(), built_end_[depth - 1]);
   }
+  // path(depth) for a frame at depth - 1 that is still open and whose
+  // begin event built its path: nothing under it can have changed since.
+  std::string_view open_path(std::uint32_t depth) const {
+    return std::string_view(path_.data(), built_end_[depth - 1]);
+  }
 
  private:
   // Rebuilds the path from frame `valid` on, up to `depth`.

@@ -187,6 +187,33 @@ TEST_F(RegionsTest, PathsFollowEveryChangeOfTheStack) {
             (std::vector<std::string>{"a/b", "a/c", "a", "d/b", "d", "x/y/z", "x/y", "x/z", "x"}));
 }
 
+// An end event reuses the path its begin built: children opened and closed
+// inside it rebuild (and may reallocate) the text beyond it, never its own.
+TEST_F(RegionsTest, AnEndKeepsItsPathWhateverItsChildrenBuilt) {
+  start();
+  const std::string long_name(300, 'n');
+  {
+    RT_REGION("p");
+    {
+      RT_REGION("q");
+      { Region child(long_name); }
+      {
+        RT_REGION("r");
+        { RT_REGION("s"); }
+      }
+      mark("in_q");
+    }
+  }
+  const auto events = finish();
+  std::vector<std::string> end_paths;
+  for (const auto& e : events_of(events, "end")) end_paths.push_back(e["path"]);
+  EXPECT_EQ(end_paths,
+            (std::vector<std::string>{"p/q/" + long_name, "p/q/r/s", "p/q/r", "p/q", "p"}));
+  std::vector<std::string> mark_paths;
+  for (const auto& e : events_of(events, "mark")) mark_paths.push_back(e["path"]);
+  EXPECT_EQ(mark_paths, (std::vector<std::string>{"p/q"}));
+}
+
 TEST_F(RegionsTest, MarksAndSnapshotsCarryThePath) {
   start();
   {

@@ -5,18 +5,6 @@
 
 namespace regiontrace::region_stats {
 
-std::size_t LogBuckets::index_of(std::int64_t ns) {
-  if (ns < 0) ns = 0;
-  const std::uint64_t v = static_cast<std::uint64_t>(ns);
-  constexpr std::uint64_t exact = std::uint64_t{1} << kExactBits;
-  if (v < exact) return static_cast<std::size_t>(v);
-  if (v >= static_cast<std::uint64_t>(kMaxTrackableNs)) return kCount - 1;
-  const int exponent = 63 - __builtin_clzll(v);  // >= kExactBits
-  const int shift = exponent - (kExactBits - 1);
-  const std::size_t sub = static_cast<std::size_t>((v >> shift) & (kSubBuckets - 1));
-  return exact + static_cast<std::size_t>(exponent - kExactBits) * kSubBuckets + sub;
-}
-
 std::int64_t LogBuckets::lower_bound(std::size_t index) {
   constexpr std::size_t exact = std::size_t{1} << kExactBits;
   if (index < exact) return static_cast<std::int64_t>(index);

@@ -25,7 +25,19 @@ struct LogBuckets {
       (std::size_t{1} << kExactBits) + (kMaxExponent - kExactBits) * kSubBuckets;
   static constexpr double kRelativeError = 0.5 / static_cast<double>(kSubBuckets);
 
-  static std::size_t index_of(std::int64_t ns);
+  // Inline: the sink computes it on every region end, and a call costs
+  // more than the exact-range test that answers most of them.
+  static std::size_t index_of(std::int64_t ns) {
+    if (ns < 0) ns = 0;
+    const std::uint64_t v = static_cast<std::uint64_t>(ns);
+    constexpr std::uint64_t exact = std::uint64_t{1} << kExactBits;
+    if (v < exact) return static_cast<std::size_t>(v);
+    if (v >= static_cast<std::uint64_t>(kMaxTrackableNs)) return kCount - 1;
+    const int exponent = 63 - __builtin_clzll(v);  // >= kExactBits
+    const int shift = exponent - (kExactBits - 1);
+    const std::size_t sub = static_cast<std::size_t>((v >> shift) & (kSubBuckets - 1));
+    return exact + static_cast<std::size_t>(exponent - kExactBits) * kSubBuckets + sub;
+  }
   // [lower, upper) of bucket `index`, in ns.
   static std::int64_t lower_bound(std::size_t index);
   static std::int64_t upper_bound(std::size_t index);
@@ -71,6 +83,15 @@ class LiveHistogram {
     Chunk* chunk = chunks_[rest / LogBuckets::kSubBuckets].load(std::memory_order_relaxed);
     if (chunk == nullptr) chunk = add_chunk(rest / LogBuckets::kSubBuckets);
     bump(chunk->counts[rest % LogBuckets::kSubBuckets]);
+  }
+  // The counter of bucket `index` (LogBuckets::index_of), or nullptr while
+  // its chunk is not there yet (record() adds it): the owner's fast path
+  // that must not call out.
+  std::atomic<std::uint64_t>* counter(std::size_t index) {
+    if (index < kExact) return &exact_[index];
+    const std::size_t rest = index - kExact;
+    Chunk* chunk = chunks_[rest / LogBuckets::kSubBuckets].load(std::memory_order_relaxed);
+    return chunk != nullptr ? &chunk->counts[rest % LogBuckets::kSubBuckets] : nullptr;
   }
   void add_to(HistogramCounts& out) const;
 

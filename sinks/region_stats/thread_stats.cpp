@@ -1,6 +1,7 @@
 #include "thread_stats.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace regiontrace::region_stats {
@@ -15,6 +16,38 @@ inline void bump(Counter& c, std::uint64_t by = 1) {
 }
 inline void add(Value& v, std::int64_t by) {
   v.store(v.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+inline std::uint64_t load8(const char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline std::uint32_t load4(const char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// std::string == std::string_view, without a memcmp call: the region
+// begin path makes no call, so it saves no registers. Overlapping 8-byte
+// loads cover any length from 8 on.
+inline bool same_path(const std::string& a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* x = a.data();
+  const char* y = b.data();
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      if (load8(x + i) != load8(y + i)) return false;
+    }
+    return load8(x + n - 8) == load8(y + n - 8);
+  }
+  if (n >= 4) return load4(x) == load4(y) && load4(x + n - 4) == load4(y + n - 4);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (x[i] != y[i]) return false;
+  }
+  return true;
 }
 
 struct LiveTotals {
@@ -59,6 +92,7 @@ struct ThreadStats::Node {
   const std::string path;
   const int depth;
   std::vector<Node*> children;  // appended under the lock
+  Node* last_child = nullptr;   // owner only: the child begin() found last
   LiveTotals totals;
   LiveHistogram histogram;
   std::vector<Counter> bound_counts;
@@ -71,17 +105,20 @@ struct ThreadStats::Node {
 ThreadStats::ThreadStats(std::uint64_t thread_id, std::vector<std::int64_t> bounds_ns,
                          std::size_t max_steps)
     : thread_id_(thread_id), bounds_ns_(std::move(bounds_ns)), max_steps_(max_steps) {
-  stack_.reserve(64);
+  stack_.resize(64);
 }
 
 ThreadStats::~ThreadStats() = default;
 
-ThreadStats::Node* ThreadStats::child(Node* parent, const RegionEvent& e) {
+// Out of line: begin() answers from its hint most of the time, and stays
+// free of this function's register saves.
+__attribute__((noinline)) ThreadStats::Node* ThreadStats::child(Node* parent,
+                                                                const RegionEvent& e) {
   std::vector<Node*>& list = parent != nullptr ? parent->children : roots_;
   // Compared by path too: regions the sink does not select sit in the path
   // but not on this stack, and `a/x/c` must not count as `a/y/c`.
   for (Node* n : list) {
-    if (n->id == e.id && n->path == e.path) return n;
+    if (n->id == e.id && same_path(n->path, e.path)) return n;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   nodes_.push_back(std::make_unique<Node>(e, bounds_ns_.size()));
@@ -90,21 +127,29 @@ ThreadStats::Node* ThreadStats::child(Node* parent, const RegionEvent& e) {
 }
 
 void ThreadStats::begin(const RegionEvent& e) {
-  Node* parent = stack_.empty() ? nullptr : stack_.back().node;
-  stack_.push_back({child(parent, e), 0});
+  Node* parent = depth_ == 0 ? nullptr : stack_[depth_ - 1].node;
+  // A loop runs the same child of a parent again and again: the one found
+  // last is tried first (a list holds a path once, so it is the one the
+  // search would find).
+  Node* n = parent != nullptr ? parent->last_child : last_root_;
+  if (n == nullptr || n->id != e.id || !same_path(n->path, e.path) || depth_ == stack_.size()) {
+    begin_slow(parent, e);
+    return;
+  }
+  stack_[depth_++] = {n, 0};
 }
 
-void ThreadStats::end(const RegionEvent& e) {
-  if (stack_.empty()) return;
-  const Frame f = stack_.back();
-  stack_.pop_back();
-  if (f.node->id != e.id || e.time_ns == 0 || e.begin_time_ns == 0) return;
-  const std::int64_t d = std::max<std::int64_t>(0, e.time_ns - e.begin_time_ns);
-  if (!stack_.empty()) stack_.back().child_ns += d;
-  record(*f.node, d, std::max<std::int64_t>(0, d - f.child_ns), e.step);
+__attribute__((noinline)) void ThreadStats::begin_slow(Node* parent, const RegionEvent& e) {
+  Node* n = child(parent, e);
+  (parent != nullptr ? parent->last_child : last_root_) = n;
+  if (depth_ == stack_.size()) stack_.resize(stack_.size() * 2);
+  stack_[depth_++] = {n, 0};
 }
 
-void ThreadStats::record(Node& n, std::int64_t d, std::int64_t self, std::int64_t step) {
+// Everything end() records, for the cases its fast path leaves to it: a
+// new histogram chunk, a new step.
+__attribute__((noinline)) void ThreadStats::record(Node& n, std::int64_t d, std::int64_t self,
+                                                   std::int64_t step) {
   n.totals.add_sample(d, self);
   n.histogram.record(d);
   std::size_t b = 0;
@@ -118,7 +163,7 @@ void ThreadStats::record(Node& n, std::int64_t d, std::int64_t self, std::int64_
   n.step_totals.add_sample(d, self);
 }
 
-void ThreadStats::close_step(Node& n) {
+__attribute__((noinline)) void ThreadStats::close_step(Node& n) {
   std::lock_guard<std::mutex> lock(mutex_);
   const RegionTotals t = n.step_totals.read();
   if (t.count != 0) {
@@ -127,6 +172,33 @@ void ThreadStats::close_step(Node& n) {
     while (n.past_steps.size() + 1 > max_steps_) n.past_steps.pop_front();
   }
   n.step_totals.reset();
+}
+
+void ThreadStats::end(const RegionEvent& e) {
+  if (depth_ == 0) return;
+  const Frame f = stack_[--depth_];
+  if (f.node->id != e.id || e.time_ns == 0 || e.begin_time_ns == 0) return;
+  const std::int64_t d = std::max<std::int64_t>(0, e.time_ns - e.begin_time_ns);
+  if (depth_ != 0) stack_[depth_ - 1].child_ns += d;
+  const std::int64_t self = std::max<std::int64_t>(0, d - f.child_ns);
+  Node& n = *f.node;
+  // What record() does, done here while it needs no call (the register
+  // saves and the call cost as much as the recording). Whether it does is
+  // decided before anything is written, so nothing is counted twice.
+  Counter* bucket = n.histogram.counter(LogBuckets::index_of(d));
+  const bool by_step = max_steps_ != 0 && e.step != kNoStep;
+  if (bucket == nullptr || (by_step && n.step.load(std::memory_order_relaxed) != e.step)) {
+    record(n, d, self, e.step);
+    return;
+  }
+  const std::int64_t* bounds = bounds_ns_.data();
+  const std::size_t bound_count = bounds_ns_.size();
+  std::size_t b = 0;
+  while (b < bound_count && d > bounds[b]) ++b;
+  n.totals.add_sample(d, self);
+  bump(*bucket);
+  bump(n.bound_counts[b]);
+  if (by_step) n.step_totals.add_sample(d, self);
 }
 
 std::vector<PathRecord> ThreadStats::snapshot() const {

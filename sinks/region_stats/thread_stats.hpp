@@ -65,6 +65,7 @@ class ThreadStats {
   Node* child(Node* parent, const RegionEvent& e);
   void record(Node& n, std::int64_t duration_ns, std::int64_t self_ns, std::int64_t step);
   void close_step(Node& n);
+  void begin_slow(Node* parent, const RegionEvent& e);
 
   const std::uint64_t thread_id_;
   const std::vector<std::int64_t> bounds_ns_;
@@ -72,7 +73,11 @@ class ThreadStats {
   mutable std::mutex mutex_;  // node lists and past steps; see the header comment
   std::deque<std::unique_ptr<Node>> nodes_;
   std::vector<Node*> roots_;
-  std::vector<Frame> stack_;  // owner only
+  Node* last_root_ = nullptr;  // owner only: the root begin() found last
+  // Owner only: frames [0, depth_); grown by begin_slow(), never shrunk, so
+  // that begin() and end() make no call.
+  std::vector<Frame> stack_;
+  std::size_t depth_ = 0;
 };
 
 }  // namespace regiontrace::region_stats

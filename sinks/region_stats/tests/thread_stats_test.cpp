@@ -180,4 +180,61 @@ TEST(StatsTable, IndentsChildrenUnderParentsOrPrintsFullPaths) {
 }
 
 }  // namespace
+// begin() tries the child it found last and compares paths without memcmp:
+// children that alternate, paths differing in one byte at any length, and
+// nesting deeper than the frames it starts with must still land apart.
+TEST(ThreadStats, AlternatingChildrenAndPathsOfEveryLengthStayApart) {
+  ThreadStats s(1, {1000}, 0);
+  Feeder f{s};
+  std::vector<std::string> paths;
+  for (std::size_t n = 1; n <= 40; ++n) {
+    paths.push_back(std::string(n, 'p'));
+    std::string last = std::string(n - 1, 'p') + 'q';   // differs in the last byte
+    std::string first = 'q' + std::string(n - 1, 'p');  // differs in the first byte
+    paths.push_back(last);
+    if (first != last) paths.push_back(first);
+  }
+  std::int64_t t = 1;
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& p : paths) {
+      f.begin(7, "x", p, 0, t);
+      f.end(7, "x", p, 0, t, t + 10);
+      t += 100;
+    }
+  }
+  // The same id under one parent through two unselected regions, in turns.
+  for (int round = 0; round < 3; ++round) {
+    for (const char* p : {"a/u/c", "a/v/c"}) {
+      f.begin(1, "a", "a", 0, t);
+      f.begin(3, "c", p, 1, t + 1);
+      f.end(3, "c", p, 1, t + 1, t + 5);
+      f.end(1, "a", "a", 0, t, t + 10);
+      t += 100;
+    }
+  }
+  const int kDeep = 150;
+  for (int d = 0; d < kDeep; ++d) f.begin(100, "d", "deep" + std::to_string(d), d, t + d);
+  for (int d = kDeep - 1; d >= 0; --d) {
+    f.end(100, "d", "deep" + std::to_string(d), d, t + d, t + 2 * kDeep - d);
+  }
+  const std::vector<PathRecord> r = s.snapshot();
+  EXPECT_EQ(r.size(), paths.size() + 3 + kDeep);
+  for (const std::string& p : paths) {
+    const PathRecord* rec = find(r, p);
+    ASSERT_NE(rec, nullptr) << p;
+    EXPECT_EQ(rec->totals.count, 3u) << p;
+    EXPECT_EQ(rec->totals.total_ns, 30) << p;
+  }
+  for (const char* p : {"a/u/c", "a/v/c"}) {
+    const PathRecord* rec = find(r, p);
+    ASSERT_NE(rec, nullptr) << p;
+    EXPECT_EQ(rec->totals.count, 3u) << p;
+  }
+  EXPECT_EQ(find(r, "a")->totals.self_ns, 6 * (10 - 4));
+  // deepN spans [t+N, t+2*kDeep-N); its child covers all but 2 ns of it.
+  EXPECT_EQ(find(r, "deep0")->totals.total_ns, 2 * kDeep);
+  EXPECT_EQ(find(r, "deep0")->totals.self_ns, 2);
+  EXPECT_EQ(find(r, "deep149")->totals.self_ns, 2);
+}
+
 }  // namespace regiontrace::region_stats

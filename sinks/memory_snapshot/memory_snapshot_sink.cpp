@@ -127,7 +127,9 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
   throw_if_failed();
   ThreadAccounting* a = accounting(e.thread_id, false);
   if (a == nullptr) return;
-  RegionRecord r;
+  // Built where the queue keeps it: one move into the queue, not two.
+  WriterItem item(std::in_place_type<RegionRecord>);
+  RegionRecord& r = *std::get_if<RegionRecord>(&item);
   const bool ours = slot_is_ours(*a);
   if (!ours) note_stood_aside(e);
   if (!a->close(e.id, counters_, !ours, &r.figures)) return;
@@ -150,8 +152,21 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
     });
   }
   const std::int64_t step = r.figures.step;
-  writer_.push(std::move(r));
+  writer_.push(std::move(item));
 
+  // Most exits trigger nothing: the strings are built out of line, only
+  // when one might.
+  if (__builtin_expect(e.unwinding || a->unwind_snapshot_depth >= 0 ||
+                           !settings_.snapshot_on_exit.empty() ||
+                           oom_pending_.load(std::memory_order_relaxed),
+                       0)) {
+    snapshot_after_exit(e, *a, step);
+  }
+}
+
+void MemorySnapshotSink::snapshot_after_exit(const RegionEvent& e, ThreadAccounting& acc,
+                                             std::int64_t step) {
+  ThreadAccounting* a = &acc;
   // At most one snapshot per region end: an OOM first, then an exception,
   // then the exit trigger.
   std::string trigger;

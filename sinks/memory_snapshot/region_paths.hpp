@@ -46,7 +46,10 @@ class RegionPaths {
   // (exit minus entry, minus what nested selected regions added). Returns the
   // sum after the change.
   std::int64_t add_net(int index, std::int64_t bytes) {
-    return entries_[index].net_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    // Most regions leave the bytes as they were: a load, not a locked add.
+    std::atomic<std::int64_t>& net = entries_[index].net_bytes;
+    if (bytes == 0) return net.load(std::memory_order_relaxed);
+    return net.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   }
 
  private:

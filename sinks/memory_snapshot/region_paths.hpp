@@ -33,6 +33,10 @@ class RegionPaths {
   int size() const { return size_.load(std::memory_order_acquire); }
   const std::string& path(int index) const { return entries_[index].path; }
   const std::string& name(int index) const { return entries_[index].name; }
+  // The same as JSON strings (quoted, escaped), made once per path: the
+  // writer puts them in every record.
+  const std::string& path_json(int index) const { return entries_[index].path_json; }
+  const std::string& name_json(int index) const { return entries_[index].name_json; }
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
 
   // Bytes of tracked allocations made in this path and still alive.
@@ -58,6 +62,8 @@ class RegionPaths {
   struct alignas(64) Entry {
     std::string path;
     std::string name;
+    std::string path_json;
+    std::string name_json;
     std::atomic<std::int64_t> live_bytes{0};
     std::atomic<std::int64_t> net_bytes{0};
   };
@@ -68,6 +74,8 @@ class RegionPaths {
   std::atomic<bool> overflowed_{false};
   std::mutex mutex_;
   std::unordered_map<std::string, int> index_;
+
+  void set(int index, std::string path, std::string name);
 };
 
 }  // namespace regiontrace::memory

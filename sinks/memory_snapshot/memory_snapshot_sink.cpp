@@ -73,10 +73,18 @@ std::uint32_t MemorySnapshotSink::interests() const {
   return kInterestRegions | kInterestSteps | kInterestSnapshots | kInterestTimestamps;
 }
 
-ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id, bool create) {
+inline ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id, bool create) {
+  // One thread-local access per event (a call into the dynamic linker from
+  // a plugin); the first event of a thread takes the out-of-line path.
+  const Binding b = t_binding;
+  if (__builtin_expect(b.generation == generation_ && b.accounting != nullptr, 1)) {
+    return b.accounting;
+  }
+  return create ? bind_thread(thread_id) : nullptr;
+}
+
+ThreadAccounting* MemorySnapshotSink::bind_thread(std::uint64_t thread_id) {
   Binding& b = t_binding;
-  if (b.generation == generation_ && b.accounting != nullptr) return b.accounting;
-  if (!create) return nullptr;
   auto owned = std::make_unique<ThreadAccounting>(generation_, thread_id);
   ThreadAccounting* a = owned.get();
   {

@@ -59,6 +59,7 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
 
  private:
   ThreadAccounting* accounting(std::uint64_t thread_id, bool create);
+  ThreadAccounting* bind_thread(std::uint64_t thread_id);
   void throw_if_failed();
   void note_stood_aside(const RegionEvent& e);
   void snapshot_after_exit(const RegionEvent& e, ThreadAccounting& acc, std::int64_t step);

@@ -73,10 +73,18 @@ std::uint32_t MemorySnapshotSink::interests() const {
   return kInterestRegions | kInterestSteps | kInterestSnapshots | kInterestTimestamps;
 }
 
-ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id, bool create) {
+inline ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id, bool create) {
+  // One thread-local access per event (a call into the dynamic linker from
+  // a plugin); the first event of a thread takes the out-of-line path.
+  const Binding b = t_binding;
+  if (__builtin_expect(b.generation == generation_ && b.accounting != nullptr, 1)) {
+    return b.accounting;
+  }
+  return create ? bind_thread(thread_id) : nullptr;
+}
+
+ThreadAccounting* MemorySnapshotSink::bind_thread(std::uint64_t thread_id) {
   Binding& b = t_binding;
-  if (b.generation == generation_ && b.accounting != nullptr) return b.accounting;
-  if (!create) return nullptr;
   auto owned = std::make_unique<ThreadAccounting>(generation_, thread_id);
   ThreadAccounting* a = owned.get();
   {
@@ -127,7 +135,9 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
   throw_if_failed();
   ThreadAccounting* a = accounting(e.thread_id, false);
   if (a == nullptr) return;
-  RegionRecord r;
+  // Built where the queue keeps it: one move into the queue, not two.
+  WriterItem item(std::in_place_type<RegionRecord>);
+  RegionRecord& r = *std::get_if<RegionRecord>(&item);
   const bool ours = slot_is_ours(*a);
   if (!ours) note_stood_aside(e);
   if (!a->close(e.id, counters_, !ours, &r.figures)) return;
@@ -150,8 +160,21 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
     });
   }
   const std::int64_t step = r.figures.step;
-  writer_.push(std::move(r));
+  writer_.push(std::move(item));
 
+  // Most exits trigger nothing: the strings are built out of line, only
+  // when one might.
+  if (__builtin_expect(e.unwinding || a->unwind_snapshot_depth >= 0 ||
+                           !settings_.snapshot_on_exit.empty() ||
+                           oom_pending_.load(std::memory_order_relaxed),
+                       0)) {
+    snapshot_after_exit(e, *a, step);
+  }
+}
+
+void MemorySnapshotSink::snapshot_after_exit(const RegionEvent& e, ThreadAccounting& acc,
+                                             std::int64_t step) {
+  ThreadAccounting* a = &acc;
   // At most one snapshot per region end: an OOM first, then an exception,
   // then the exit trigger.
   std::string trigger;

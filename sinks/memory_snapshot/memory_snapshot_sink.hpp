@@ -59,8 +59,10 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
 
  private:
   ThreadAccounting* accounting(std::uint64_t thread_id, bool create);
+  ThreadAccounting* bind_thread(std::uint64_t thread_id);
   void throw_if_failed();
   void note_stood_aside(const RegionEvent& e);
+  void snapshot_after_exit(const RegionEvent& e, ThreadAccounting& acc, std::int64_t step);
   void take_snapshot(std::string trigger, std::string reason, std::string_view path,
                      std::int64_t step, std::int64_t time_ns, std::uint64_t thread_id);
   TrackingStats tracking_stats() const;

@@ -28,9 +28,11 @@ sdk::BoundedQueueWriter<WriterItem>::Options queue_options(const MemorySettings&
   o.on_full = sdk::OnFull::kDrop;  // an allocation never waits for the disk
   // The writer wakes at least this often; a push wakes it early only when the
   // queue holds a batch (one notify per batch, not per record), which keeps
-  // the queue small and in cache.
+  // the queue small and in cache. At most the 1024 items the queue reserves:
+  // a batch that fills the reserved vector never makes a producer grow it
+  // (a reallocation that moves every queued record) while the writer wakes.
   o.idle_wakeup = std::chrono::milliseconds(50);
-  o.wake_batch = std::max<std::size_t>(1, std::min<std::size_t>(o.capacity / 2, 2048));
+  o.wake_batch = std::max<std::size_t>(1, std::min<std::size_t>(o.capacity / 2, 1024));
   return o;
 }
 

@@ -37,6 +37,8 @@ class MemoryWriter {
 
   // False (and counted) when the queue is full or the writer closed.
   bool push(RegionRecord&& record);
+  // A WriterItem holding a RegionRecord, built in place by the caller.
+  bool push(WriterItem&& record) { return queue_.push(std::move(record)); }
   void push(std::unique_ptr<SnapshotJob> job);
   void flush();
 

@@ -1,17 +1,28 @@
 #include "region_paths.hpp"
 
 #include <algorithm>
+#include <utility>
+
+#include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::memory {
 
 RegionPaths::RegionPaths(std::size_t capacity)
     : capacity_(std::max<std::size_t>(capacity, 2)),
       entries_(std::make_unique<Entry[]>(capacity_)) {
-  entries_[kOutside].path = "(outside regions)";
-  entries_[kOutside].name = "(outside regions)";
-  entries_[kOverflow].path = "(other paths)";
-  entries_[kOverflow].name = "(other paths)";
+  set(kOutside, "(outside regions)", "(outside regions)");
+  set(kOverflow, "(other paths)", "(other paths)");
   size_.store(2, std::memory_order_release);
+}
+
+void RegionPaths::set(int index, std::string path, std::string name) {
+  Entry& e = entries_[index];
+  e.path_json.clear();
+  json::append_escaped(e.path_json, path);
+  e.name_json.clear();
+  json::append_escaped(e.name_json, name);
+  e.path = std::move(path);
+  e.name = std::move(name);
 }
 
 int RegionPaths::intern(std::string_view path, std::string_view name) {
@@ -24,8 +35,7 @@ int RegionPaths::intern(std::string_view path, std::string_view name) {
     overflowed_.store(true, std::memory_order_relaxed);
     return kOverflow;
   }
-  entries_[n].path = key;
-  entries_[n].name = std::string(name);
+  set(n, key, std::string(name));
   index_.emplace(std::move(key), n);
   size_.store(n + 1, std::memory_order_release);
   return n;

@@ -33,6 +33,10 @@ class RegionPaths {
   int size() const { return size_.load(std::memory_order_acquire); }
   const std::string& path(int index) const { return entries_[index].path; }
   const std::string& name(int index) const { return entries_[index].name; }
+  // The same as JSON strings (quoted, escaped), made once per path: the
+  // writer puts them in every record.
+  const std::string& path_json(int index) const { return entries_[index].path_json; }
+  const std::string& name_json(int index) const { return entries_[index].name_json; }
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
 
   // Bytes of tracked allocations made in this path and still alive.
@@ -46,7 +50,10 @@ class RegionPaths {
   // (exit minus entry, minus what nested selected regions added). Returns the
   // sum after the change.
   std::int64_t add_net(int index, std::int64_t bytes) {
-    return entries_[index].net_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    // Most regions leave the bytes as they were: a load, not a locked add.
+    std::atomic<std::int64_t>& net = entries_[index].net_bytes;
+    if (bytes == 0) return net.load(std::memory_order_relaxed);
+    return net.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   }
 
  private:
@@ -55,6 +62,8 @@ class RegionPaths {
   struct alignas(64) Entry {
     std::string path;
     std::string name;
+    std::string path_json;
+    std::string name_json;
     std::atomic<std::int64_t> live_bytes{0};
     std::atomic<std::int64_t> net_bytes{0};
   };
@@ -65,6 +74,8 @@ class RegionPaths {
   std::atomic<bool> overflowed_{false};
   std::mutex mutex_;
   std::unordered_map<std::string, int> index_;
+
+  void set(int index, std::string path, std::string name);
 };
 
 }  // namespace regiontrace::memory

@@ -20,7 +20,12 @@ void ThreadAccounting::open(RegionId id, int path, std::int64_t step, std::int64
   for_each_device(f.devices, [&](int d) {
     const std::int64_t now = counters.current(d);
     f.entry[d] = now;
-    f.saved_peak[d] = peak_[d].exchange(now, std::memory_order_relaxed);
+    // A locked exchange only when the running peak moves: a peak raised
+    // by another thread after this load lands in the new region, as if the
+    // exchange had run at the load.
+    std::int64_t saved = peak_[d].load(std::memory_order_relaxed);
+    if (saved != now) saved = peak_[d].exchange(now, std::memory_order_relaxed);
+    f.saved_peak[d] = saved;
   });
   current_path.store(path, std::memory_order_relaxed);
 }

@@ -125,8 +125,14 @@ __attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack
                                                                      Frame& f) {
   f.begin_ns = (f.delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
   const std::uint64_t spans = f.delivered & table.span_mask;
-  if (__builtin_expect(spans != 0, 0)) begin_span(stack, table, f, spans);
   const std::uint64_t events = f.delivered & ~table.span_mask;
+  // Only a delivered frame's end reads span_key: a span-only one ends
+  // inline (leave_span_inline) like those enter_span_inline opens.
+  f.span_key = 0;
+  if (__builtin_expect(spans != 0, 0)) {
+    begin_span(stack, table, f, spans);
+    if (events == 0) f.span_key = table.generation();
+  }
   if (events == 0) return;
   const RegionEvent ev = region_event(stack, f, false, f.begin_ns, false, 0);
   deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });

@@ -17,6 +17,7 @@ void Dispatcher::begin_span(ThreadStack& stack, const RoutingTable& table, const
   SpanBuffer* b = stack.spans();
   if (__builtin_expect(b == nullptr, 0)) {
     b = &stack.make_spans(table.generation());
+    b->step = &step_;
     std::lock_guard<std::mutex> lock(span_threads_mutex_);
     span_threads_.push_back(&stack);
   }
@@ -52,6 +53,7 @@ void Dispatcher::end_span(ThreadStack& stack, const RoutingTable& table, const F
 void Dispatcher::hand_over_spans(SpanBuffer& b, const RoutingTable* t, bool last) {
   std::lock_guard<std::mutex> lock(b.lock());
   b.handing_over = true;
+  b.key = SpanRing::kClosedKey;  // reset() opens it again
   const SpanBuffer::Pending p = b.pending();
   if (t != nullptr && b.generation() == t->generation() && (p.count > 0 || last)) {
     deliver_spans(*t, enabled_.load(std::memory_order_relaxed), b, p.spans, p.sinks, p.count, last);

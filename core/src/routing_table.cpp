@@ -15,8 +15,10 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
     masks_[i].store(0, std::memory_order_relaxed);
     entered_[i].store(0, std::memory_order_relaxed);
   }
+  std::uint64_t all = 0;
   for (const SinkSlot* s : slots_) {
     const std::uint64_t bit = std::uint64_t{1} << s->index;
+    all |= bit;
     if (s->regions.everything()) unfiltered_mask |= bit;
     if (!s->regions.awaited().empty()) track_entered = true;
     if (s->interests & kInterestMarks) mark_mask |= bit;
@@ -32,6 +34,8 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
     }
     if (s->interests & (kInterestTimestamps | kInterestSpans)) time_mask |= bit;
   }
+  // A region all sinks selected: its frame's `inside` is all sinks.
+  if (all != 0 && span_mask == all && !track_entered) span_everything = all;
 }
 
 std::unique_ptr<RoutingTable> RoutingTable::grown(std::size_t capacity) const {

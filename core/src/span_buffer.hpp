@@ -26,6 +26,7 @@ class SpanBuffer : public SpanRing {
   SpanBuffer(std::uint64_t thread, long os_tid, std::uint32_t generation)
       : thread_(thread), os_tid_(os_tid) {
     SpanRing::generation = generation;
+    key = generation;
   }
   SpanBuffer(const SpanBuffer&) = delete;
   SpanBuffer& operator=(const SpanBuffer&) = delete;
@@ -54,6 +55,7 @@ class SpanBuffer : public SpanRing {
     count.store(0, std::memory_order_relaxed);
     taken_ = 0;
     SpanRing::generation = gen;
+    key = gen;
   }
 
   // The spans of start-up `generation` open now, as open spans ending at
@@ -68,6 +70,7 @@ class SpanBuffer : public SpanRing {
     count.store(0, std::memory_order_relaxed);
     taken_ = 0;
     handing_over = false;
+    key = SpanRing::generation;
     for (OpenSpan& o : open) o.begin_ns.store(0, std::memory_order_relaxed);
   }
 

@@ -257,6 +257,64 @@ TEST(Spans, ARegionOpenAcrossARestartIsNotASpanOfTheNextStartUp) {
   EXPECT_EQ(two[0]["depth"], 1) << "`across` is still open below it";
 }
 
+// The inline end of a span-only frame trusts the frame's span key: a
+// region at the same depth that an event sink selected too must still get
+// its end event, and a scope open across a restart must not become a span
+// of the next start-up, whichever of its regions ends first.
+TEST(Spans, SpanOnlyAndEventFramesTakingTurnsAtOneDepthKeepTheirOwnEnds) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string events_file = dir.file("events.jsonl");
+  const std::string spans_file = dir.file("spans.jsonl");
+  init(recorder_options(events_file, {{"sinks.recorder.regions", "evented"},
+                                      {"sinks.recorder2.file", spans_file},
+                                      {"sinks.recorder2.spans", "true"}}));
+  for (int i = 0; i < 3000; ++i) {  // past a full ring: hand-overs between them
+    { RT_REGION("spanned"); }
+    { RT_REGION("evented"); }
+  }
+  shutdown();
+  const auto events = read_jsonl(events_file);
+  EXPECT_EQ(events_of(events, "begin").size(), 3000u);
+  EXPECT_EQ(events_of(events, "end").size(), 3000u);
+  const auto spans = all_spans(read_jsonl(spans_file));
+  ASSERT_EQ(spans.size(), 6000u);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    EXPECT_EQ(spans[i]["name"], i % 2 == 0 ? "spanned" : "evented") << i;
+    EXPECT_EQ(spans[i]["depth"], 0) << i;
+  }
+}
+
+TEST(Spans, AScopeOpenAcrossARestartIsNotASpanOfTheNextStartUpEvenEndingFirst) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string first = dir.file("first.jsonl");
+  const std::string second = dir.file("second.jsonl");
+  init(span_options(first));
+  { RT_REGION("warm"); }  // the thread's ring exists: the scope below is inline
+  {
+    RT_REGION("across");
+    shutdown();
+    init(span_options(second));
+  }
+  {
+    RT_REGION("after");
+    RT_REGION("inner");
+  }
+  shutdown();
+  const auto one = all_spans(read_jsonl(first));
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0]["name"], "warm");
+  EXPECT_EQ(one[1]["name"], "across");
+  EXPECT_EQ(one[1]["open"], true);
+  const auto two = all_spans(read_jsonl(second));
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0]["name"], "inner");
+  EXPECT_EQ(two[0]["depth"], 1);
+  EXPECT_EQ(two[1]["name"], "after");
+  EXPECT_EQ(two[1]["depth"], 0);
+}
+
 // After a thread's first span, a region only span sinks selected is
 // recorded by Region's inline code; these check that it keeps to what the
 // library's path does: the step filter, and noting that an awaited region

@@ -32,6 +32,9 @@ struct Frame {
   std::uint64_t inside = 0;     // sinks with a selected region open at or above this frame
   std::int64_t begin_ns = 0;    // the begin event's time_ns, for the end event
   unsigned uncaught = 0;        // delivered: uncaught exceptions when it began
+  // A frame only span sinks got: its generation, which its end compares
+  // with SpanRing::key to append its span inline; 0 for every other frame.
+  std::uint32_t span_key = 0;
 };
 
 constexpr std::uint32_t kMaxRegionDepth = 256;
@@ -42,6 +45,8 @@ constexpr std::uint32_t kMaxRegionDepth = 256;
 // under which spans are handed over, by the owner or by the stopping thread.
 struct SpanRing {
   static constexpr std::uint32_t kCapacity = 1024;
+  // `key` while nothing may be appended inline (a hand-over is under way).
+  static constexpr std::uint32_t kClosedKey = ~std::uint32_t{0};
   struct OpenSpan {
     std::atomic<std::int64_t> begin_ns{0};  // 0: nothing open at this depth
     std::atomic<std::uint32_t> generation{0};
@@ -73,6 +78,11 @@ struct SpanRing {
   std::atomic<std::uint32_t> count{0};  // published spans: whole below it
   std::uint32_t generation = 0;         // start-up the spans belong to; changed under the lock
   bool handing_over = false;            // the owner is handing over: nothing is appended
+  // The owner's: `generation`, or kClosedKey while handing over. One
+  // comparison with Frame::span_key tells the inline end that the frame is
+  // span-only, of this start-up, and that the ring takes spans now.
+  std::uint32_t key = 0;
+  const std::atomic<std::int64_t>* step = nullptr;  // the current step
   Span spans[kCapacity];
   std::uint64_t sinks[kCapacity];
   OpenSpan open[kMaxRegionDepth];
@@ -104,6 +114,11 @@ struct RegionRouting {
   // Sinks that take their regions as spans: a region only they selected is
   // recorded here, inline, once the thread has its SpanRing.
   std::uint64_t span_mask = 0;
+  // When every running sink is a span sink and no filter awaits a name:
+  // their mask. A region they all selected then needs no other check, nor
+  // its parent's frame (its `inside` is every sink). 0 otherwise (never a
+  // selected mask).
+  std::uint64_t span_everything = 0;
   // Some filter waits for a name no region had at start-up: a region's
   // first entry under this table goes out of line, to be noted.
   bool track_entered = false;
@@ -151,12 +166,16 @@ __attribute__((always_inline)) inline std::int64_t clock_ns_inline() {
 
 // A region only span sinks selected, on a thread with its SpanRing: pushed
 // and stamped here; its span is appended when it ends.
-inline std::uint64_t enter_span_inline(RegionStack* s, const RegionRouting* r, std::uint32_t id,
-                                       std::uint64_t selected) {
+// `everything`: selected == r->span_everything, so no parent is read.
+template <bool everything>
+__attribute__((always_inline)) inline std::uint64_t enter_span_inline(RegionStack* s,
+                                                                      const RegionRouting* r,
+                                                                      std::uint32_t id,
+                                                                      std::uint64_t selected) {
   const std::uint32_t d = s->open;
-  const std::uint64_t outer = d != 0 && s->frames[d - 1].generation == r->generation
-                                  ? s->frames[d - 1].inside
-                                  : r->unfiltered_mask;
+  const std::uint64_t outer = everything || d == 0 || s->frames[d - 1].generation != r->generation
+                                  ? r->unfiltered_mask
+                                  : s->frames[d - 1].inside;
   const std::uint64_t delivered = selected & r->live->load(std::memory_order_relaxed);
   const std::uint64_t token = make_region_token(s->thread, ++s->serial);
   Frame& f = s->frames[d];
@@ -167,6 +186,7 @@ inline std::uint64_t enter_span_inline(RegionStack* s, const RegionRouting* r, s
   f.delivered = delivered;
   s->open = d + 1;
   if (delivered == 0) return token;
+  f.span_key = r->generation;
   f.begin_ns = clock_ns_inline();
   f.uncaught = *s->uncaught;
   s->spans->open_span(d, id, delivered, f.begin_ns, r->generation);
@@ -196,27 +216,29 @@ __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t i
       s->open = d + 1;
       return token;
     }
-    if ((selected & ~r->span_mask) == 0 && s->spans != nullptr &&
-        (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0)) {
-      return enter_span_inline(s, r, id, selected);
+    if ((selected & ~r->span_mask) == 0 && s->spans != nullptr) {
+      if (selected == r->span_everything) return enter_span_inline<true>(s, r, id, selected);
+      if (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0) {
+        return enter_span_inline<false>(s, r, id, selected);
+      }
     }
     return enter_selected(s, r, id, selected);
   }
   return enter(id);
 }
 
-// The end of a frame enter_span_inline delivered, when its span can be
-// appended here: same start-up, room in the ring. False: out of line.
-// Always inlined: as a call it cost ~15 instructions of a ~225 span pair.
+// The end of a delivered frame, when its span can be appended here: a
+// span-only frame of the ring's start-up (its span_key is the ring's key,
+// which also says that no hand-over is under way), room in the ring. False:
+// out of line. Always inlined: as a call it cost ~15 instructions of a ~225
+// span pair.
 __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
   SpanRing* const ring = s->spans;  // not null: leave_scope_inline checked
-  const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
   const std::uint32_t d = s->open - 1;
   const Frame& top = s->frames[d];
   const std::uint32_t n = ring->count.load(std::memory_order_relaxed);
-  if (r == nullptr || top.token != (token & ~kTokenDelivered) || top.generation != r->generation ||
-      (top.delivered & ~r->span_mask) != 0 || ring->generation != r->generation ||
-      ring->handing_over || n == SpanRing::kCapacity || top.begin_ns == 0) {
+  if (top.token != (token & ~kTokenDelivered) || top.span_key != ring->key ||
+      n == SpanRing::kCapacity) {
     return false;
   }
   // Written in place: a Span built on the stack and copied cost ten more
@@ -226,7 +248,7 @@ __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std
   span.depth = static_cast<std::uint16_t>(d);
   span.unwinding = *s->uncaught > top.uncaught ? 1 : 0;
   span.open = 0;
-  span.step = r->step->load(std::memory_order_relaxed);
+  span.step = ring->step->load(std::memory_order_relaxed);
   span.begin_ns = top.begin_ns;
   span.end_ns = clock_ns_inline();
   ring->close_span(d);

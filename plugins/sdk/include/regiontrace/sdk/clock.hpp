@@ -135,6 +135,9 @@ class CalibratedClock {
   static constexpr int kRing = 64;  // segments are reused after 64 checks (>= 8 s)
   static constexpr std::int64_t kFirstIntervalNs = 1000000;
   static constexpr std::int64_t kMaxIntervalNs = 250000000;
+  // Segment::value_at multiplies in 64 bits: a segment's readings stay
+  // under 2^30 ns from its anchor.
+  static_assert(kMaxIntervalNs < (std::int64_t{1} << 30), "Segment::value_at would overflow");
 
 #if REGIONTRACE_CLOCK_HAS_TSC
   // A TSC reading bracketed by two clock_gettime calls, paired with their
@@ -160,10 +163,10 @@ class CalibratedClock {
     const std::uint64_t t = __rdtsc();
     const Segment* s = current_.load(std::memory_order_acquire);
     if (t < s->next_check_tsc) return s->value_at(t);
-    if (recalibrating_.exchange(true, std::memory_order_acquire)) return s->value_at(t);
+    if (recalibrating_.exchange(true, std::memory_order_acquire)) return s->value_at_wide(t);
     recalibrate(*s);
     recalibrating_.store(false, std::memory_order_release);
-    return current_.load(std::memory_order_acquire)->value_at(__rdtsc());
+    return current_.load(std::memory_order_acquire)->value_at_wide(__rdtsc());
   }
 
   void start() {
@@ -193,7 +196,7 @@ class CalibratedClock {
     if (now.tsc <= first_.tsc) return;
     const double ns_per_tick =
         static_cast<double>(now.ns - first_.ns) / static_cast<double>(now.tsc - first_.tsc);
-    const std::int64_t old_value = old.value_at(now.tsc);
+    const std::int64_t old_value = old.value_at_wide(now.tsc);
     interval_ns_ = interval_ns_ * 2 > kMaxIntervalNs ? kMaxIntervalNs : interval_ns_ * 2;
     publish(now, old_value > now.ns ? old_value : now.ns, ns_per_tick);
   }

@@ -1,8 +1,87 @@
 #include "live_allocation_table.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+#include <new>
 
 namespace regiontrace::memory {
+namespace {
+
+std::size_t page_size() {
+  static const std::size_t size = [] {
+    const long s = ::sysconf(_SC_PAGESIZE);
+    return s > 0 ? static_cast<std::size_t>(s) : std::size_t{4096};
+  }();
+  return size;
+}
+
+std::size_t round_to_pages(std::size_t bytes) {
+  const std::size_t page = page_size();
+  return (bytes + page - 1) / page * page;
+}
+
+// Tables of closed sink instances, for the next ones. Never destroyed (a
+// static destructor would run while exit handlers may still close a sink).
+struct TablePool {
+  std::mutex mutex;
+  std::vector<LiveAllocationTable*> idle;
+};
+TablePool& table_pool() {
+  static auto* pool = new TablePool();
+  return *pool;
+}
+
+}  // namespace
+
+LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries) {
+  const std::size_t bound = std::max<std::size_t>(max_entries, 1);
+  LiveAllocationTable* table = nullptr;
+  {
+    TablePool& pool = table_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    auto it = std::find_if(pool.idle.begin(), pool.idle.end(),
+                           [&](const LiveAllocationTable* t) { return t->max_entries() == bound; });
+    if (it != pool.idle.end()) {
+      table = *it;
+      pool.idle.erase(it);
+    }
+  }
+  if (table == nullptr) return *new LiveAllocationTable(bound);
+  // What calls from the closed instance put in after recycle().
+  for (std::size_t k = 0; k < table->shard_count(); ++k) {
+    Shard& s = table->shards_[k];
+    std::lock_guard<SpinLock> lock(s.mutex);
+    if (s.used != 0) clear_locked(s);
+  }
+  return *table;
+}
+
+void LiveAllocationTable::recycle(LiveAllocationTable& table) {
+  table.clear();
+  TablePool& pool = table_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.idle.push_back(&table);
+}
+
+void LiveAllocationTable::clear() {
+  for (std::size_t k = 0; k < shard_count(); ++k) {
+    std::lock_guard<SpinLock> lock(shards_[k].mutex);
+    clear_locked(shards_[k]);
+  }
+}
+
+void LiveAllocationTable::clear_locked(Shard& s) {
+  // Private anonymous pages read as zeros after MADV_DONTNEED: empty slots.
+  if (::madvise(s.slots, s.bytes, MADV_DONTNEED) != 0) std::memset(s.slots, 0, s.bytes);
+  s.used = 0;
+}
+
+LiveAllocationTable::~LiveAllocationTable() {
+  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+}
 
 LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
     : max_entries_(std::max<std::size_t>(max_entries, 1)) {
@@ -19,14 +98,25 @@ LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
     // At most half full: short probes.
     std::size_t slots = 16;
     while (slots < 2 * s.limit) slots *= 2;
-    s.slots = std::make_unique<LiveAllocation[]>(slots);
     s.mask = slots - 1;
+    s.bytes = round_to_pages(slots * sizeof(LiveAllocation));
+    mapping_bytes_ += s.bytes;
+  }
+  // Zero-filled on first touch: an empty table costs address space only.
+  void* m =
+      ::mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  mapping_ = m;
+  char* next = static_cast<char*>(m);
+  for (std::size_t i = 0; i < shards; ++i) {
+    shards_[i].slots = reinterpret_cast<LiveAllocation*>(next);
+    next += shards_[i].bytes;
   }
 }
 
 std::size_t LiveAllocationTable::size() const {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < (std::size_t{1} << shard_bits_); ++i) {
+  for (std::size_t i = 0; i < shard_count(); ++i) {
     std::lock_guard<SpinLock> lock(shards_[i].mutex);
     n += shards_[i].used;
   }
@@ -97,7 +187,7 @@ bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed)
 std::vector<LiveAllocation> LiveAllocationTable::copy() const {
   std::vector<LiveAllocation> out;
   out.reserve(size());
-  for (std::size_t k = 0; k < (std::size_t{1} << shard_bits_); ++k) {
+  for (std::size_t k = 0; k < shard_count(); ++k) {
     const Shard& s = shards_[k];
     std::lock_guard<SpinLock> lock(s.mutex);
     for (std::size_t i = 0; i <= s.mask; ++i) {

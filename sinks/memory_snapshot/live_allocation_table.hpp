@@ -10,6 +10,14 @@
 // after construction. The bound is kept per shard (max_entries / shards), so
 // with many shards a shard can fill up a little before the whole table does;
 // small tables have one shard and an exact bound.
+//
+// Memory: the slots are one anonymous mapping, so pages nobody touched cost
+// nothing, and clear() gives every page back (madvise(MADV_DONTNEED)) while
+// the mapping stays: an insert or erase racing it still finds valid
+// (zero-filled, that is empty) slots. The sink never deletes a table either:
+// a closed instance hands its table to a process-wide pool (recycle()), and
+// the next instance with the same bound takes it from there (acquire()), so
+// init()/shutdown() cycles reuse one table instead of leaking one each.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +50,19 @@ class LiveAllocationTable {
   };
 
   explicit LiveAllocationTable(std::size_t max_entries);
+  ~LiveAllocationTable();
+  LiveAllocationTable(const LiveAllocationTable&) = delete;
+  LiveAllocationTable& operator=(const LiveAllocationTable&) = delete;
+
+  // An empty table of this bound for a sink instance: one from the pool, or
+  // a new one. Never deleted; give it back with recycle().
+  static LiveAllocationTable& acquire(std::size_t max_entries);
+  // Empties `table` (clear()) and keeps it for the next acquire(). Calls
+  // still racing in from the closed instance stay safe: the table and its
+  // locks live on; what they insert is cleared again at the next acquire().
+  static void recycle(LiveAllocationTable& table);
+  // Empties the table and returns its pages to the system. Any thread.
+  void clear();
 
   InsertResult insert(const LiveAllocation& a, LiveAllocation* replaced);
   // False when the address is not tracked (allocated before tracking
@@ -58,10 +79,11 @@ class LiveAllocationTable {
 
   struct Shard {
     mutable SpinLock mutex;
-    std::unique_ptr<LiveAllocation[]> slots;
+    LiveAllocation* slots = nullptr;  // in mapping_, page-aligned
     std::size_t mask = 0;
     std::size_t used = 0;
     std::size_t limit = 0;  // entries this shard may hold
+    std::size_t bytes = 0;  // of its slots, rounded up to whole pages
   };
 
   static std::uint64_t mix(std::uintptr_t address);
@@ -72,10 +94,15 @@ class LiveAllocationTable {
     return static_cast<std::size_t>(h >> 8) & s.mask;
   }
   static void remove_at(Shard& s, std::size_t i);
+  // Owner of s.mutex: zero the slots, giving the pages back.
+  static void clear_locked(Shard& s);
+  std::size_t shard_count() const { return std::size_t{1} << shard_bits_; }
 
   const std::size_t max_entries_;
   int shard_bits_ = 0;
   std::unique_ptr<Shard[]> shards_;
+  void* mapping_ = nullptr;
+  std::size_t mapping_bytes_ = 0;
 };
 
 }  // namespace regiontrace::memory

@@ -7,6 +7,13 @@
 // its strings never move, so the writer thread and the allocation hot path
 // read entries without a lock. Index 0 is "outside every selected region",
 // index 1 collects paths beyond the capacity (counted, reported).
+//
+// Kept for the process: the sink never frees one (a region event racing
+// close() may still read its strings), so a closed instance hands its table
+// to a process-wide pool (recycle()) and the next instance continues with it
+// (acquire()): interned paths keep their index, the byte counters and the
+// overflow flag start again from zero. The capacity is therefore shared by
+// all instances of a process (distinct paths, over every init()/shutdown()).
 #pragma once
 
 #include <atomic>
@@ -26,6 +33,13 @@ class RegionPaths {
   static constexpr int kOverflow = 1;
 
   explicit RegionPaths(std::size_t capacity);
+  RegionPaths(const RegionPaths&) = delete;
+  RegionPaths& operator=(const RegionPaths&) = delete;
+
+  // For a sink instance: a pooled table of this capacity (counters at
+  // zero), or a new one. Never deleted; give it back with recycle().
+  static RegionPaths& acquire(std::size_t capacity);
+  static void recycle(RegionPaths& paths);
 
   // Thread-safe; a mutex and a hash lookup: callers cache the result.
   int intern(std::string_view path, std::string_view name);
@@ -76,6 +90,7 @@ class RegionPaths {
   std::unordered_map<std::string, int> index_;
 
   void set(int index, std::string path, std::string name);
+  void reset_counters();
 };
 
 }  // namespace regiontrace::memory

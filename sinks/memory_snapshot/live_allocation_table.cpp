@@ -36,20 +36,21 @@ TablePool& table_pool() {
 
 }  // namespace
 
-LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries) {
+LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries, std::size_t max_paths) {
   const std::size_t bound = std::max<std::size_t>(max_entries, 1);
   LiveAllocationTable* table = nullptr;
   {
     TablePool& pool = table_pool();
     std::lock_guard<std::mutex> lock(pool.mutex);
-    auto it = std::find_if(pool.idle.begin(), pool.idle.end(),
-                           [&](const LiveAllocationTable* t) { return t->max_entries() == bound; });
+    auto it = std::find_if(pool.idle.begin(), pool.idle.end(), [&](const LiveAllocationTable* t) {
+      return t->max_entries() == bound && t->max_paths() == max_paths;
+    });
     if (it != pool.idle.end()) {
       table = *it;
       pool.idle.erase(it);
     }
   }
-  if (table == nullptr) return *new LiveAllocationTable(bound);
+  if (table == nullptr) return *new LiveAllocationTable(bound, max_paths);
   // What calls from the closed instance put in after recycle().
   for (std::size_t k = 0; k < table->shard_count(); ++k) {
     Shard& s = table->shards_[k];
@@ -74,7 +75,8 @@ void LiveAllocationTable::clear() {
 }
 
 void LiveAllocationTable::clear_locked(Shard& s) {
-  // Private anonymous pages read as zeros after MADV_DONTNEED: empty slots.
+  // Private anonymous pages read as zeros after MADV_DONTNEED: empty slots
+  // and path figures of 0.
   if (::madvise(s.slots, s.bytes, MADV_DONTNEED) != 0) std::memset(s.slots, 0, s.bytes);
   s.used = 0;
 }
@@ -83,8 +85,8 @@ LiveAllocationTable::~LiveAllocationTable() {
   if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
 }
 
-LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
-    : max_entries_(std::max<std::size_t>(max_entries, 1)) {
+LiveAllocationTable::LiveAllocationTable(std::size_t max_entries, std::size_t max_paths)
+    : max_entries_(std::max<std::size_t>(max_entries, 1)), max_paths_(max_paths) {
   // About 1024 entries per shard at least: small tables keep an exact bound,
   // large ones spread the lock over up to 64 shards.
   while (shard_bits_ < kMaxShardBits && (max_entries_ >> (shard_bits_ + 1)) >= 1024) ++shard_bits_;
@@ -99,7 +101,8 @@ LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
     std::size_t slots = 16;
     while (slots < 2 * s.limit) slots *= 2;
     s.mask = slots - 1;
-    s.bytes = round_to_pages(slots * sizeof(LiveAllocation));
+    s.bytes = round_to_pages(slots * sizeof(LiveAllocation)) +
+              round_to_pages(max_paths_ * sizeof(std::atomic<std::int64_t>));
     mapping_bytes_ += s.bytes;
   }
   // Zero-filled on first touch: an empty table costs address space only.
@@ -109,9 +112,21 @@ LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
   mapping_ = m;
   char* next = static_cast<char*>(m);
   for (std::size_t i = 0; i < shards; ++i) {
-    shards_[i].slots = reinterpret_cast<LiveAllocation*>(next);
-    next += shards_[i].bytes;
+    Shard& s = shards_[i];
+    s.slots = reinterpret_cast<LiveAllocation*>(next);
+    s.path_bytes = reinterpret_cast<std::atomic<std::int64_t>*>(
+        next + round_to_pages((s.mask + 1) * sizeof(LiveAllocation)));
+    next += s.bytes;
   }
+}
+
+std::int64_t LiveAllocationTable::live_bytes(int path) const {
+  if (path < 0 || static_cast<std::size_t>(path) >= max_paths_) return 0;
+  std::int64_t sum = 0;
+  for (std::size_t k = 0; k < shard_count(); ++k) {
+    sum += shards_[k].path_bytes[path].load(std::memory_order_relaxed);
+  }
+  return sum;
 }
 
 std::size_t LiveAllocationTable::size() const {
@@ -141,6 +156,8 @@ LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocati
   while (s.slots[i].address != 0) {
     if (s.slots[i].address == a.address) {
       if (replaced != nullptr) *replaced = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
+      add_path_bytes(s, a.path, a.bytes);
       s.slots[i] = a;
       return InsertResult::kReplaced;
     }
@@ -149,6 +166,7 @@ LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocati
   if (s.used >= s.limit) return InsertResult::kFull;
   s.slots[i] = a;
   ++s.used;
+  add_path_bytes(s, a.path, a.bytes);
   return InsertResult::kInserted;
 }
 
@@ -177,6 +195,7 @@ bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed)
   for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
     if (s.slots[i].address == address) {
       if (removed != nullptr) *removed = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
       remove_at(s, i);
       return true;
     }

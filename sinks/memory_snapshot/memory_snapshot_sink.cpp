@@ -38,8 +38,9 @@ thread_local BindingCleaner t_cleaner;
 
 MemorySnapshotSink::PooledParts::PooledParts(std::size_t max_paths, std::int64_t max_tracked)
     : paths(RegionPaths::acquire(max_paths)),
-      table(max_tracked >= 0 ? &LiveAllocationTable::acquire(static_cast<std::size_t>(max_tracked))
-                             : nullptr) {}
+      table(max_tracked >= 0
+                ? &LiveAllocationTable::acquire(static_cast<std::size_t>(max_tracked), max_paths)
+                : nullptr) {}
 
 void MemorySnapshotSink::PooledParts::give_back() {
   if (given_back) return;
@@ -162,7 +163,7 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
   r.depth = e.depth;
   r.end_ns = e.time_ns;
   r.unwinding = e.unwinding;
-  r.held_bytes = table_ ? paths_.live(r.figures.path)
+  r.held_bytes = table_ ? table_->live_bytes(r.figures.path)
                         : paths_.add_net(r.figures.path, r.figures.exclusive_net);
   if (settings_.rss) {
     r.resident = process_.sample_at(e.time_ns, settings_.rss_interval_us * 1000);
@@ -301,25 +302,14 @@ void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t a
     a.step = step_.load(std::memory_order_relaxed);
     a.path = path;
     a.device = device;
-    LiveAllocation replaced;
-    switch (table_->insert(a, &replaced)) {
-      case LiveAllocationTable::InsertResult::kInserted:
-        paths_.add_live(path, bytes);
-        break;
-      case LiveAllocationTable::InsertResult::kReplaced:
-        paths_.add_live(replaced.path, -replaced.bytes);
-        paths_.add_live(path, bytes);
-        break;
-      case LiveAllocationTable::InsertResult::kFull:
-        overflow_count_.fetch_add(1, std::memory_order_relaxed);
-        overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-        break;
+    // The table settles the paths' held bytes itself (kReplaced: the stale
+    // entry's path gives its bytes back).
+    if (table_->insert(a, nullptr) == LiveAllocationTable::InsertResult::kFull) {
+      overflow_count_.fetch_add(1, std::memory_order_relaxed);
+      overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     }
   } else if (bytes < 0 && table_) {
-    LiveAllocation removed;
-    if (table_->erase(address, &removed)) {
-      paths_.add_live(removed.path, -removed.bytes);
-    } else {
+    if (!table_->erase(address, nullptr)) {
       untracked_frees_.fetch_add(1, std::memory_order_relaxed);
     }
   }

@@ -50,7 +50,6 @@ void RegionPaths::recycle(RegionPaths& paths) {
 void RegionPaths::reset_counters() {
   const int n = size();
   for (int i = 0; i < n; ++i) {
-    entries_[i].live_bytes.store(0, std::memory_order_relaxed);
     entries_[i].net_bytes.store(0, std::memory_order_relaxed);
   }
   overflowed_.store(false, std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 // Region paths ("train/step/forward") as small stable indices, with the
-// bytes each path still holds. Allocations are attributed to the innermost
+// bytes each path added (without tracking; with it, the live-allocation
+// table keeps what each path holds). Allocations are attributed to the innermost
 // selected region open on the allocating thread, so a parent's figures never
 // include what its children hold: a leak shows up in one path only.
 //
@@ -53,13 +54,6 @@ class RegionPaths {
   const std::string& name_json(int index) const { return entries_[index].name_json; }
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
 
-  // Bytes of tracked allocations made in this path and still alive.
-  void add_live(int index, std::int64_t bytes) {
-    entries_[index].live_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  }
-  std::int64_t live(int index) const {
-    return entries_[index].live_bytes.load(std::memory_order_relaxed);
-  }
   // Without tracking: the running sum of what the path's instances added
   // (exit minus entry, minus what nested selected regions added). Returns the
   // sum after the change.
@@ -78,7 +72,6 @@ class RegionPaths {
     std::string name;
     std::string path_json;
     std::string name_json;
-    std::atomic<std::int64_t> live_bytes{0};
     std::atomic<std::int64_t> net_bytes{0};
   };
 

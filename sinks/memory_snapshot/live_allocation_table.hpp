@@ -19,8 +19,10 @@
 // serialises CPU allocations under its own mutex anyway), so that a region
 // exit reads a handful of cache lines.
 //
-// Memory: the slots are one anonymous mapping, so pages nobody touched cost
-// nothing, and clear() gives every page back (madvise(MADV_DONTNEED)) while
+// Memory: the slots are one anonymous mapping (on huge pages where the
+// kernel grants them: the hash spreads entries over the whole table, so with
+// 4 kB pages nearly every insert missed the TLB), so pages nobody touched
+// cost nothing, and clear() gives every page back (madvise(MADV_DONTNEED)) while
 // the mapping stays: an insert or erase racing it still finds valid
 // (zero-filled, that is empty) slots. The sink never deletes a table either:
 // a closed instance hands its table to a process-wide pool (recycle()), and

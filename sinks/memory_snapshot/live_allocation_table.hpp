@@ -133,4 +133,58 @@ class LiveAllocationTable {
   std::size_t mapping_bytes_ = 0;
 };
 
+// Inline: called for every allocation event with tracking on.
+inline std::uint64_t LiveAllocationTable::mix(std::uintptr_t address) {
+  // Allocations are 16-byte aligned or more: drop those bits, then spread.
+  std::uint64_t x = static_cast<std::uint64_t>(address) >> 4;
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return x;
+}
+
+inline LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocation& a,
+                                                                     LiveAllocation* replaced) {
+  const std::uint64_t h = mix(a.address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  std::size_t i = home(s, h);
+  while (s.slots[i].address != 0) {
+    if (s.slots[i].address == a.address) {
+      if (replaced != nullptr) *replaced = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
+      add_path_bytes(s, a.path, a.bytes);
+      s.slots[i] = a;
+      return InsertResult::kReplaced;
+    }
+    i = (i + 1) & s.mask;
+  }
+  if (s.used >= s.limit) return InsertResult::kFull;
+  s.slots[i] = a;
+  ++s.used;
+  add_path_bytes(s, a.path, a.bytes);
+  return InsertResult::kInserted;
+}
+
+inline bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed) {
+  const std::uint64_t h = mix(address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
+    if (s.slots[i].address == address) {
+      if (removed != nullptr) *removed = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
+      if (s.slots[(i + 1) & s.mask].address == 0) {
+        // The probe run ends here (the common case): nothing to shift back.
+        s.slots[i] = LiveAllocation{};
+        --s.used;
+      } else {
+        remove_at(s, i);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace regiontrace::memory

@@ -1,11 +1,100 @@
 #include "live_allocation_table.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+#include <new>
 
 namespace regiontrace::memory {
+namespace {
 
-LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
-    : max_entries_(std::max<std::size_t>(max_entries, 1)) {
+std::size_t page_size() {
+  static const std::size_t size = [] {
+    const long s = ::sysconf(_SC_PAGESIZE);
+    return s > 0 ? static_cast<std::size_t>(s) : std::size_t{4096};
+  }();
+  return size;
+}
+
+std::size_t round_to_pages(std::size_t bytes) {
+  const std::size_t page = page_size();
+  return (bytes + page - 1) / page * page;
+}
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+// Tables of closed sink instances, for the next ones. Never destroyed (a
+// static destructor would run while exit handlers may still close a sink).
+struct TablePool {
+  std::mutex mutex;
+  std::vector<LiveAllocationTable*> idle;
+};
+TablePool& table_pool() {
+  static auto* pool = new TablePool();
+  return *pool;
+}
+
+}  // namespace
+
+LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries, std::size_t max_paths) {
+  const std::size_t bound = std::max<std::size_t>(max_entries, 1);
+  LiveAllocationTable* table = nullptr;
+  {
+    TablePool& pool = table_pool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    auto it = std::find_if(pool.idle.begin(), pool.idle.end(), [&](const LiveAllocationTable* t) {
+      return t->max_entries() == bound && t->max_paths() == max_paths;
+    });
+    if (it != pool.idle.end()) {
+      table = *it;
+      pool.idle.erase(it);
+    }
+  }
+  if (table == nullptr) return *new LiveAllocationTable(bound, max_paths);
+  // What calls from the closed instance put in after recycle().
+  for (std::size_t k = 0; k < table->shard_count(); ++k) {
+    Shard& s = table->shards_[k];
+    std::lock_guard<SpinLock> lock(s.mutex);
+    if (s.used != 0) clear_locked(s);
+  }
+  return *table;
+}
+
+void LiveAllocationTable::recycle(LiveAllocationTable& table) {
+  table.clear();
+  TablePool& pool = table_pool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  pool.idle.push_back(&table);
+}
+
+void LiveAllocationTable::clear() {
+  // Every shard at once, so that the whole mapping goes in one call: huge
+  // pages are dropped whole (a partial drop would split them into 4 kB ones).
+  for (std::size_t k = 0; k < shard_count(); ++k) shards_[k].mutex.lock();
+  if (::madvise(mapping_, mapping_bytes_, MADV_DONTNEED) != 0) {
+    std::memset(mapping_, 0, mapping_bytes_);
+  }
+  for (std::size_t k = 0; k < shard_count(); ++k) {
+    shards_[k].used = 0;
+    shards_[k].mutex.unlock();
+  }
+}
+
+void LiveAllocationTable::clear_locked(Shard& s) {
+  // Private anonymous pages read as zeros after MADV_DONTNEED: empty slots
+  // and path figures of 0.
+  if (::madvise(s.slots, s.bytes, MADV_DONTNEED) != 0) std::memset(s.slots, 0, s.bytes);
+  s.used = 0;
+}
+
+LiveAllocationTable::~LiveAllocationTable() {
+  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+}
+
+LiveAllocationTable::LiveAllocationTable(std::size_t max_entries, std::size_t max_paths)
+    : max_entries_(std::max<std::size_t>(max_entries, 1)), max_paths_(max_paths) {
   // About 1024 entries per shard at least: small tables keep an exact bound,
   // large ones spread the lock over up to 64 shards.
   while (shard_bits_ < kMaxShardBits && (max_entries_ >> (shard_bits_ + 1)) >= 1024) ++shard_bits_;
@@ -19,47 +108,61 @@ LiveAllocationTable::LiveAllocationTable(std::size_t max_entries)
     // At most half full: short probes.
     std::size_t slots = 16;
     while (slots < 2 * s.limit) slots *= 2;
-    s.slots = std::make_unique<LiveAllocation[]>(slots);
     s.mask = slots - 1;
+    s.bytes = round_to_pages(slots * sizeof(LiveAllocation)) +
+              round_to_pages(max_paths_ * sizeof(std::atomic<std::int64_t>));
+    mapping_bytes_ += s.bytes;
   }
+  // Zero-filled on first touch: an empty table costs address space only.
+  // Tables of a huge page or more sit on huge page boundaries and ask for
+  // huge pages: entries are spread over the whole table by the hash, so with
+  // 4 kB pages nearly every insert is a TLB miss (a page walk, twice as long
+  // in a virtual machine); this way an 8 MB table is 4 TLB entries.
+  const bool huge = mapping_bytes_ >= kHugePage;
+  if (huge) mapping_bytes_ = (mapping_bytes_ + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t reserve = mapping_bytes_ + (huge ? kHugePage : 0);
+  void* m = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  if (huge) {
+    // Keep the aligned part of the reservation only.
+    const auto start = reinterpret_cast<std::uintptr_t>(m);
+    const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+    if (aligned > start) ::munmap(m, aligned - start);
+    const std::uintptr_t end = aligned + mapping_bytes_;
+    const std::uintptr_t reserved_end = start + reserve;
+    if (reserved_end > end) ::munmap(reinterpret_cast<void*>(end), reserved_end - end);
+    m = reinterpret_cast<void*>(aligned);
+#ifdef MADV_HUGEPAGE
+    ::madvise(m, mapping_bytes_, MADV_HUGEPAGE);  // a hint: fine when refused
+#endif
+  }
+  mapping_ = m;
+  char* next = static_cast<char*>(m);
+  for (std::size_t i = 0; i < shards; ++i) {
+    Shard& s = shards_[i];
+    s.slots = reinterpret_cast<LiveAllocation*>(next);
+    s.path_bytes = reinterpret_cast<std::atomic<std::int64_t>*>(
+        next + round_to_pages((s.mask + 1) * sizeof(LiveAllocation)));
+    next += s.bytes;
+  }
+}
+
+std::int64_t LiveAllocationTable::live_bytes(int path) const {
+  if (path < 0 || static_cast<std::size_t>(path) >= max_paths_) return 0;
+  std::int64_t sum = 0;
+  for (std::size_t k = 0; k < shard_count(); ++k) {
+    sum += shards_[k].path_bytes[path].load(std::memory_order_relaxed);
+  }
+  return sum;
 }
 
 std::size_t LiveAllocationTable::size() const {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < (std::size_t{1} << shard_bits_); ++i) {
+  for (std::size_t i = 0; i < shard_count(); ++i) {
     std::lock_guard<SpinLock> lock(shards_[i].mutex);
     n += shards_[i].used;
   }
   return n;
-}
-
-std::uint64_t LiveAllocationTable::mix(std::uintptr_t address) {
-  // Allocations are 16-byte aligned or more: drop those bits, then spread.
-  std::uint64_t x = static_cast<std::uint64_t>(address) >> 4;
-  x ^= x >> 31;
-  x *= 0x9E3779B97F4A7C15ull;
-  x ^= x >> 29;
-  return x;
-}
-
-LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocation& a,
-                                                              LiveAllocation* replaced) {
-  const std::uint64_t h = mix(a.address);
-  Shard& s = shard_of(h);
-  std::lock_guard<SpinLock> lock(s.mutex);
-  std::size_t i = home(s, h);
-  while (s.slots[i].address != 0) {
-    if (s.slots[i].address == a.address) {
-      if (replaced != nullptr) *replaced = s.slots[i];
-      s.slots[i] = a;
-      return InsertResult::kReplaced;
-    }
-    i = (i + 1) & s.mask;
-  }
-  if (s.used >= s.limit) return InsertResult::kFull;
-  s.slots[i] = a;
-  ++s.used;
-  return InsertResult::kInserted;
 }
 
 void LiveAllocationTable::remove_at(Shard& s, std::size_t i) {
@@ -80,24 +183,10 @@ void LiveAllocationTable::remove_at(Shard& s, std::size_t i) {
   --s.used;
 }
 
-bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed) {
-  const std::uint64_t h = mix(address);
-  Shard& s = shard_of(h);
-  std::lock_guard<SpinLock> lock(s.mutex);
-  for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
-    if (s.slots[i].address == address) {
-      if (removed != nullptr) *removed = s.slots[i];
-      remove_at(s, i);
-      return true;
-    }
-  }
-  return false;
-}
-
 std::vector<LiveAllocation> LiveAllocationTable::copy() const {
   std::vector<LiveAllocation> out;
   out.reserve(size());
-  for (std::size_t k = 0; k < (std::size_t{1} << shard_bits_); ++k) {
+  for (std::size_t k = 0; k < shard_count(); ++k) {
     const Shard& s = shards_[k];
     std::lock_guard<SpinLock> lock(s.mutex);
     for (std::size_t i = 0; i <= s.mask; ++i) {

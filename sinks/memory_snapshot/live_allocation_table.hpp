@@ -4,14 +4,33 @@
 //
 // Bounded: at most `max_entries` allocations are kept; an insert beyond that
 // fails and the caller counts it (overflow), nothing grows behind the user's
-// back. Open addressing (linear probing, backward-shift deletion) in up to 64
+// back. Open addressing (linear probing, backward-shift deletion) in up to 8
 // shards, each behind its own spin lock: an insert or erase is one short lock
 // and a probe of a few slots, with no heap allocation and no shared counter
 // after construction. The bound is kept per shard (max_entries / shards), so
-// with many shards a shard can fill up a little before the whole table does;
-// small tables have one shard and an exact bound.
+// with several shards a shard can fill up a little before the whole table
+// does; small tables have one shard and an exact bound.
+//
+// The table also keeps the bytes each region path holds (live_bytes()): per
+// shard, updated under the shard's lock that the insert or erase holds
+// anyway, so an allocation event costs one locked instruction here (the
+// lock), not three (lock, then a shared per-path counter on insert and
+// erase). Reading a path's figure sums the shards: few shards (libtorch
+// serialises CPU allocations under its own mutex anyway), so that a region
+// exit reads a handful of cache lines.
+//
+// Memory: the slots are one anonymous mapping (on huge pages where the
+// kernel grants them: the hash spreads entries over the whole table, so with
+// 4 kB pages nearly every insert missed the TLB), so pages nobody touched
+// cost nothing, and clear() gives every page back (madvise(MADV_DONTNEED)) while
+// the mapping stays: an insert or erase racing it still finds valid
+// (zero-filled, that is empty) slots. The sink never deletes a table either:
+// a closed instance hands its table to a process-wide pool (recycle()), and
+// the next instance with the same bound takes it from there (acquire()), so
+// init()/shutdown() cycles reuse one table instead of leaking one each.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,27 +60,51 @@ class LiveAllocationTable {
     kFull,
   };
 
-  explicit LiveAllocationTable(std::size_t max_entries);
+  // `max_paths`: region path indices [0, max_paths) are accounted for in
+  // live_bytes(); others are kept but not summed.
+  explicit LiveAllocationTable(std::size_t max_entries, std::size_t max_paths = 64);
+  ~LiveAllocationTable();
+  LiveAllocationTable(const LiveAllocationTable&) = delete;
+  LiveAllocationTable& operator=(const LiveAllocationTable&) = delete;
+
+  // An empty table of this bound for a sink instance: one from the pool, or
+  // a new one. Never deleted; give it back with recycle().
+  static LiveAllocationTable& acquire(std::size_t max_entries, std::size_t max_paths);
+  // Empties `table` (clear()) and keeps it for the next acquire(). Calls
+  // still racing in from the closed instance stay safe: the table and its
+  // locks live on; what they insert is cleared again at the next acquire().
+  static void recycle(LiveAllocationTable& table);
+  // Empties the table and returns its pages to the system. Any thread.
+  void clear();
 
   InsertResult insert(const LiveAllocation& a, LiveAllocation* replaced);
   // False when the address is not tracked (allocated before tracking
   // started, or not kept because the table was full).
   bool erase(std::uintptr_t address, LiveAllocation* removed);
 
+  // Bytes of the live allocations made in `path`. Any thread, no lock: each
+  // shard's figure as of its last insert or erase.
+  std::int64_t live_bytes(int path) const;
+
   std::size_t size() const;
   std::size_t max_entries() const { return max_entries_; }
+  std::size_t max_paths() const { return max_paths_; }
   // A copy of every live entry, shard by shard (each shard is consistent).
   std::vector<LiveAllocation> copy() const;
 
  private:
-  static constexpr int kMaxShardBits = 6;
+  static constexpr int kMaxShardBits = 3;
 
   struct Shard {
     mutable SpinLock mutex;
-    std::unique_ptr<LiveAllocation[]> slots;
+    LiveAllocation* slots = nullptr;  // in mapping_, page-aligned
+    // Bytes per region path held by this shard's entries: written under
+    // `mutex` (a load and a store, no locked instruction), read by anyone.
+    std::atomic<std::int64_t>* path_bytes = nullptr;  // in mapping_, after the slots
     std::size_t mask = 0;
     std::size_t used = 0;
     std::size_t limit = 0;  // entries this shard may hold
+    std::size_t bytes = 0;  // of its slots and path figures, whole pages
   };
 
   static std::uint64_t mix(std::uintptr_t address);
@@ -72,10 +115,76 @@ class LiveAllocationTable {
     return static_cast<std::size_t>(h >> 8) & s.mask;
   }
   static void remove_at(Shard& s, std::size_t i);
+  // Owner of s.mutex.
+  void add_path_bytes(Shard& s, std::int32_t path, std::int64_t bytes) const {
+    if (static_cast<std::size_t>(path) >= max_paths_) return;
+    std::atomic<std::int64_t>& b = s.path_bytes[path];
+    b.store(b.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+  }
+  // Owner of s.mutex: zero the slots, giving the pages back.
+  static void clear_locked(Shard& s);
+  std::size_t shard_count() const { return std::size_t{1} << shard_bits_; }
 
   const std::size_t max_entries_;
+  const std::size_t max_paths_;
   int shard_bits_ = 0;
   std::unique_ptr<Shard[]> shards_;
+  void* mapping_ = nullptr;
+  std::size_t mapping_bytes_ = 0;
 };
+
+// Inline: called for every allocation event with tracking on.
+inline std::uint64_t LiveAllocationTable::mix(std::uintptr_t address) {
+  // Allocations are 16-byte aligned or more: drop those bits, then spread.
+  std::uint64_t x = static_cast<std::uint64_t>(address) >> 4;
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return x;
+}
+
+inline LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocation& a,
+                                                                     LiveAllocation* replaced) {
+  const std::uint64_t h = mix(a.address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  std::size_t i = home(s, h);
+  while (s.slots[i].address != 0) {
+    if (s.slots[i].address == a.address) {
+      if (replaced != nullptr) *replaced = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
+      add_path_bytes(s, a.path, a.bytes);
+      s.slots[i] = a;
+      return InsertResult::kReplaced;
+    }
+    i = (i + 1) & s.mask;
+  }
+  if (s.used >= s.limit) return InsertResult::kFull;
+  s.slots[i] = a;
+  ++s.used;
+  add_path_bytes(s, a.path, a.bytes);
+  return InsertResult::kInserted;
+}
+
+inline bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* removed) {
+  const std::uint64_t h = mix(address);
+  Shard& s = shard_of(h);
+  std::lock_guard<SpinLock> lock(s.mutex);
+  for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
+    if (s.slots[i].address == address) {
+      if (removed != nullptr) *removed = s.slots[i];
+      add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);
+      if (s.slots[(i + 1) & s.mask].address == 0) {
+        // The probe run ends here (the common case): nothing to shift back.
+        s.slots[i] = LiveAllocation{};
+        --s.used;
+      } else {
+        remove_at(s, i);
+      }
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace regiontrace::memory

@@ -36,15 +36,27 @@ thread_local BindingCleaner t_cleaner;
 
 }  // namespace
 
+MemorySnapshotSink::PooledParts::PooledParts(std::size_t max_paths, std::int64_t max_tracked)
+    : paths(RegionPaths::acquire(max_paths)),
+      table(max_tracked >= 0
+                ? &LiveAllocationTable::acquire(static_cast<std::size_t>(max_tracked), max_paths)
+                : nullptr) {}
+
+void MemorySnapshotSink::PooledParts::give_back() {
+  if (given_back) return;
+  given_back = true;
+  if (table != nullptr) LiveAllocationTable::recycle(*table);
+  RegionPaths::recycle(paths);
+}
+
 MemorySnapshotSink::MemorySnapshotSink(const SinkContext& ctx)
     : ctx_(ctx),
       settings_(MemorySettings::from_context(ctx)),
       generation_(++g_next_generation),
-      paths_(kMaxPaths),
-      table_(settings_.track_allocations ? std::make_unique<LiveAllocationTable>(
-                                               static_cast<std::size_t>(settings_.max_tracked))
-                                         : nullptr),
-      writer_(ctx, settings_, paths_),
+      pooled_(kMaxPaths, settings_.track_allocations ? settings_.max_tracked : -1),
+      paths_(pooled_.paths),
+      table_(pooled_.table),
+      writer_(ctx_, settings_, paths_),
       cuda_(cuda::available()) {
   step_.store(ctx.current_step());
   if (cuda_) {
@@ -85,6 +97,12 @@ inline ThreadAccounting* MemorySnapshotSink::accounting(std::uint64_t thread_id,
 
 ThreadAccounting* MemorySnapshotSink::bind_thread(std::uint64_t thread_id) {
   Binding& b = t_binding;
+  // The thread's accounting for an earlier, closed instance: the object
+  // stays (reporters may still point at it), its per-thread parts (frames,
+  // caches, reporter) are this thread's alone and no longer needed.
+  if (b.accounting != nullptr && b.generation != generation_ && b.accounting->empty()) {
+    b.accounting->release();
+  }
   auto owned = std::make_unique<ThreadAccounting>(generation_, thread_id);
   ThreadAccounting* a = owned.get();
   {
@@ -145,7 +163,7 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
   r.depth = e.depth;
   r.end_ns = e.time_ns;
   r.unwinding = e.unwinding;
-  r.held_bytes = table_ ? paths_.live(r.figures.path)
+  r.held_bytes = table_ ? table_->live_bytes(r.figures.path)
                         : paths_.add_net(r.figures.path, r.figures.exclusive_net);
   if (settings_.rss) {
     r.resident = process_.sample_at(e.time_ns, settings_.rss_interval_us * 1000);
@@ -284,25 +302,14 @@ void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t a
     a.step = step_.load(std::memory_order_relaxed);
     a.path = path;
     a.device = device;
-    LiveAllocation replaced;
-    switch (table_->insert(a, &replaced)) {
-      case LiveAllocationTable::InsertResult::kInserted:
-        paths_.add_live(path, bytes);
-        break;
-      case LiveAllocationTable::InsertResult::kReplaced:
-        paths_.add_live(replaced.path, -replaced.bytes);
-        paths_.add_live(path, bytes);
-        break;
-      case LiveAllocationTable::InsertResult::kFull:
-        overflow_count_.fetch_add(1, std::memory_order_relaxed);
-        overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-        break;
+    // The table settles the paths' held bytes itself (kReplaced: the stale
+    // entry's path gives its bytes back).
+    if (table_->insert(a, nullptr) == LiveAllocationTable::InsertResult::kFull) {
+      overflow_count_.fetch_add(1, std::memory_order_relaxed);
+      overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
     }
   } else if (bytes < 0 && table_) {
-    LiveAllocation removed;
-    if (table_->erase(address, &removed)) {
-      paths_.add_live(removed.path, -removed.bytes);
-    } else {
+    if (!table_->erase(address, nullptr)) {
       untracked_frees_.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -359,6 +366,10 @@ void MemorySnapshotSink::close() {
   }
   const std::string failure = writer_.failure();
   if (!failure.empty() && !failure_reported_.load()) ctx_.error(failure);
+  // This instance is never deleted: it keeps only small parts. The pooled
+  // ones are never freed, so a call that raced the checks above still finds
+  // valid memory (and at worst counts its event into the next instance).
+  pooled_.give_back();
 }
 
 }  // namespace regiontrace::memory

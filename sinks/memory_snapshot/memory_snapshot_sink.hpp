@@ -71,8 +71,24 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
   const MemorySettings settings_;
   const std::uint64_t generation_;
   MemoryCounters counters_;
-  RegionPaths paths_;
-  std::unique_ptr<LiveAllocationTable> table_;  // with track_allocations
+  // The two large parts come from process-wide pools and go back there once:
+  // at close(), or when the constructor throws after taking them (see
+  // region_paths.hpp, live_allocation_table.hpp). The host never deletes a
+  // sink, and calls racing close() may still reach both: they are never
+  // freed, only reused by the next instance.
+  struct PooledParts {
+    PooledParts(std::size_t max_paths, std::int64_t max_tracked);  // max_tracked < 0: no table
+    ~PooledParts() { give_back(); }
+    PooledParts(const PooledParts&) = delete;
+    PooledParts& operator=(const PooledParts&) = delete;
+    void give_back();
+    RegionPaths& paths;
+    LiveAllocationTable* const table;
+    bool given_back = false;
+  };
+  PooledParts pooled_;
+  RegionPaths& paths_;
+  LiveAllocationTable* const table_;  // with track_allocations
 #if REGIONTRACE_MEMORY_HAS_GLOG
   GlogQuiet glog_quiet_;  // from before the reporter listens until close()
 #endif

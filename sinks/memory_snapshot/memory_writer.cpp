@@ -43,11 +43,12 @@ MemoryWriter::MemoryWriter(const SinkContext& ctx, const MemorySettings& setting
     : ctx_(ctx),
       settings_(settings),
       paths_(paths),
-      jsonl_(ctx.output_path("memory", "jsonl")),
+      jsonl_(std::make_unique<sdk::LineFileWriter>(ctx.output_path("memory", "jsonl"))),
+      trace_(std::make_unique<ChromeTraceFile>()),
       queue_(
           queue_options(settings), [this](std::vector<WriterItem>& batch) { write_batch(batch); },
           [this] { sync(); }) {
-  if (settings.trace) trace_.open(ctx.output_path("memory_trace", "json"), ctx);
+  if (settings.trace) trace_->open(ctx.output_path("memory_trace", "json"), ctx);
 }
 
 MemoryWriter::~MemoryWriter() {
@@ -67,29 +68,37 @@ void MemoryWriter::write_batch(std::vector<WriterItem>& batch) {
   for (WriterItem& item : batch) {
     if (auto* r = std::get_if<RegionRecord>(&item)) {
       write_record(*r);
-    } else {
-      write_snapshot(*std::get<std::unique_ptr<SnapshotJob>>(item));
+    } else if (const auto& job = std::get<std::unique_ptr<SnapshotJob>>(item)) {
+      write_snapshot(*job);
+    }  // else: a release marker (close())
+  }
+  if (releasing_.load(std::memory_order_relaxed)) {
+    // Closing: free this batch's storage, and queue a marker so that the
+    // next round has a batch too (and frees it); see close().
+    std::vector<WriterItem>().swap(batch);
+    if (!queue_.push_beyond_capacity(WriterItem(std::unique_ptr<SnapshotJob>()))) {
+      markers_refused_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   throw_if_files_failed();
 }
 
 void MemoryWriter::sync() {
-  jsonl_.flush();
-  trace_.flush();
+  jsonl_->flush();
+  trace_->flush();
   throw_if_files_failed();
 }
 
 void MemoryWriter::throw_if_files_failed() const {
-  if (jsonl_.failed()) throw std::runtime_error(jsonl_.error());
-  if (trace_.file().failed()) throw std::runtime_error(trace_.file().error());
+  if (jsonl_->failed()) throw std::runtime_error(jsonl_->error());
+  if (trace_->file().failed()) throw std::runtime_error(trace_->file().error());
 }
 
 void MemoryWriter::write_record(const RegionRecord& r) {
   line_.clear();
   append_region_record(line_, r, paths_);
-  jsonl_.append(line_);
-  trace_.add_region(r, paths_);
+  jsonl_->append(line_);
+  trace_->add_region(r, paths_);
   summary_.add(r);
 }
 
@@ -116,7 +125,7 @@ void MemoryWriter::write_snapshot(SnapshotJob& job) {
     queue_.fail(error);
     return;
   }
-  trace_.add_snapshot(job, base_name(path));
+  trace_->add_snapshot(job, base_name(path));
   summary_.add_snapshot({base_name(path), job.trigger, job.reason, job.step});
 }
 
@@ -125,6 +134,18 @@ void MemoryWriter::flush() {
 }
 
 MemoryWriter::Closing MemoryWriter::close(RunTotals totals) {
+  // The host never deletes the sink, so this writer lives on after close():
+  // it must not keep its buffers. The queue keeps two item vectors (up to
+  // 1024 records each) that swap places every round: the writer thread frees
+  // the batch it was handed in every round from here on, and queues a marker
+  // so the next round has a batch to free. After the flush below every round
+  // frees one, so the last round before the queue's final one leaves an
+  // empty vector behind, which the final round swaps into the queue.
+  releasing_.store(true, std::memory_order_relaxed);
+  if (!queue_.push_beyond_capacity(WriterItem(std::unique_ptr<SnapshotJob>()))) {
+    markers_refused_.fetch_add(1, std::memory_order_relaxed);
+  }
+  queue_.flush();
   queue_.close();  // writes what is queued; the writer thread is gone after it
   totals.dropped_records = dropped();
   const LeakCriteria criteria{settings_.leak_min_steps, settings_.leak_min_bytes};
@@ -138,11 +159,16 @@ MemoryWriter::Closing MemoryWriter::close(RunTotals totals) {
   }
   c.table = summary_.to_table(paths_, criteria, totals.stood_aside_why);
   for (const auto& s : summary_.leak_suspects(criteria)) c.suspects.push_back(paths_.path(s.path));
-  jsonl_.close();
-  trace_.close();
-  if (jsonl_.failed()) queue_.fail(jsonl_.error());
-  if (trace_.file().failed()) queue_.fail(trace_.file().error());
-  if (!trace_.rename_error().empty()) queue_.fail(trace_.rename_error());
+  jsonl_->close();
+  trace_->close();
+  if (jsonl_->failed()) queue_.fail(jsonl_->error());
+  if (trace_->file().failed()) queue_.fail(trace_->file().error());
+  if (!trace_->rename_error().empty()) queue_.fail(trace_->rename_error());
+  // Only the writer thread, now gone, used these.
+  jsonl_.reset();
+  trace_.reset();
+  summary_ = RegionSummary();
+  std::string().swap(line_);
   return c;
 }
 

@@ -10,6 +10,7 @@
 // by close() after that thread has stopped.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +31,7 @@ namespace regiontrace::memory {
 class MemoryWriter {
  public:
   // Creates the output files; throws std::runtime_error naming the path.
+  // `ctx`, `settings` and `paths` must outlive the writer.
   MemoryWriter(const SinkContext& ctx, const MemorySettings& settings, const RegionPaths& paths);
   ~MemoryWriter();
   MemoryWriter(const MemoryWriter&) = delete;
@@ -57,9 +59,9 @@ class MemoryWriter {
   bool failed() const { return queue_.failed(); }
   // Records refused: queue full, or the writer closed or failed.
   std::int64_t dropped() const {
-    return static_cast<std::int64_t>(queue_.dropped() + queue_.refused());
+    return static_cast<std::int64_t>(queue_.dropped() + queue_.refused()) -
+           markers_refused_.load(std::memory_order_relaxed);
   }
-  std::string jsonl_path() const { return jsonl_.path(); }
 
  private:
   void write_batch(std::vector<WriterItem>& batch);  // on the writer thread
@@ -68,14 +70,18 @@ class MemoryWriter {
   void write_snapshot(SnapshotJob& job);
   void throw_if_files_failed() const;
 
-  const SinkContext ctx_;
-  const MemorySettings settings_;
+  // The sink's own (it outlives the writer): no copy per instance.
+  const SinkContext& ctx_;
+  const MemorySettings& settings_;
   const RegionPaths& paths_;
 
-  sdk::LineFileWriter jsonl_;
-  ChromeTraceFile trace_;
+  // Writer thread only; freed by close() (the writer outlives it).
+  std::unique_ptr<sdk::LineFileWriter> jsonl_;
+  std::unique_ptr<ChromeTraceFile> trace_;
   RegionSummary summary_;
   std::string line_;
+  std::atomic<bool> releasing_{false};            // close() has begun
+  std::atomic<std::int64_t> markers_refused_{0};  // close()'s markers: not records
 
   sdk::BoundedQueueWriter<WriterItem> queue_;  // last: its thread starts once all is set
 };

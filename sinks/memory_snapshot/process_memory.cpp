@@ -7,17 +7,36 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace regiontrace::memory {
+namespace {
+
+// One descriptor for the process, never closed: sinks are never deleted and
+// a region exit racing close() may still read through it, so a descriptor
+// per instance would leak one per init()/shutdown() cycle (and closing it
+// would let such a read hit whatever file reuses the number). A forked child
+// opens its own: the inherited one names the parent's /proc entry.
+int shared_statm_fd(pid_t pid) {
+  static std::mutex mutex;
+  static int fd = -1;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (owner != pid) {
+    fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    owner = pid;
+  }
+  return fd;
+}
+
+}  // namespace
 
 ProcessMemory::ProcessMemory()
-    : statm_fd_(::open("/proc/self/statm", O_RDONLY | O_CLOEXEC)),
+    : statm_fd_(shared_statm_fd(::getpid())),
       pid_(::getpid()),
       page_size_(::sysconf(_SC_PAGESIZE)) {}
 
-ProcessMemory::~ProcessMemory() {
-  if (statm_fd_ >= 0) ::close(statm_fd_);
-}
+ProcessMemory::~ProcessMemory() = default;
 
 ResidentMemory ProcessMemory::sample() const {
   ResidentMemory m;

@@ -35,7 +35,7 @@ class ProcessMemory {
   static ResidentMemory status();
 
  private:
-  int statm_fd_ = -1;
+  int statm_fd_ = -1;  // shared by every instance of the process, never closed
   mutable std::atomic<std::int64_t> last_ns_{0};
   mutable std::atomic<std::int64_t> last_rss_{-1};
   mutable std::atomic<std::int64_t> last_hwm_{-1};

@@ -1,5 +1,6 @@
 // Region paths ("train/step/forward") as small stable indices, with the
-// bytes each path still holds. Allocations are attributed to the innermost
+// bytes each path added (without tracking; with it, the live-allocation
+// table keeps what each path holds). Allocations are attributed to the innermost
 // selected region open on the allocating thread, so a parent's figures never
 // include what its children hold: a leak shows up in one path only.
 //
@@ -7,6 +8,13 @@
 // its strings never move, so the writer thread and the allocation hot path
 // read entries without a lock. Index 0 is "outside every selected region",
 // index 1 collects paths beyond the capacity (counted, reported).
+//
+// Kept for the process: the sink never frees one (a region event racing
+// close() may still read its strings), so a closed instance hands its table
+// to a process-wide pool (recycle()) and the next instance continues with it
+// (acquire()): interned paths keep their index, the byte counters and the
+// overflow flag start again from zero. The capacity is therefore shared by
+// all instances of a process (distinct paths, over every init()/shutdown()).
 #pragma once
 
 #include <atomic>
@@ -26,6 +34,13 @@ class RegionPaths {
   static constexpr int kOverflow = 1;
 
   explicit RegionPaths(std::size_t capacity);
+  RegionPaths(const RegionPaths&) = delete;
+  RegionPaths& operator=(const RegionPaths&) = delete;
+
+  // For a sink instance: a pooled table of this capacity (counters at
+  // zero), or a new one. Never deleted; give it back with recycle().
+  static RegionPaths& acquire(std::size_t capacity);
+  static void recycle(RegionPaths& paths);
 
   // Thread-safe; a mutex and a hash lookup: callers cache the result.
   int intern(std::string_view path, std::string_view name);
@@ -39,13 +54,6 @@ class RegionPaths {
   const std::string& name_json(int index) const { return entries_[index].name_json; }
   bool overflowed() const { return overflowed_.load(std::memory_order_relaxed); }
 
-  // Bytes of tracked allocations made in this path and still alive.
-  void add_live(int index, std::int64_t bytes) {
-    entries_[index].live_bytes.fetch_add(bytes, std::memory_order_relaxed);
-  }
-  std::int64_t live(int index) const {
-    return entries_[index].live_bytes.load(std::memory_order_relaxed);
-  }
   // Without tracking: the running sum of what the path's instances added
   // (exit minus entry, minus what nested selected regions added). Returns the
   // sum after the change.
@@ -64,7 +72,6 @@ class RegionPaths {
     std::string name;
     std::string path_json;
     std::string name_json;
-    std::atomic<std::int64_t> live_bytes{0};
     std::atomic<std::int64_t> net_bytes{0};
   };
 
@@ -76,6 +83,7 @@ class RegionPaths {
   std::unordered_map<std::string, int> index_;
 
   void set(int index, std::string path, std::string name);
+  void reset_counters();
 };
 
 }  // namespace regiontrace::memory

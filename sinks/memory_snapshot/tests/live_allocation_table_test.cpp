@@ -44,6 +44,51 @@ TEST(LiveAllocationTable, AnAddressSeenAgainReplacesTheStaleEntry) {
   EXPECT_EQ(t.size(), 1u);
 }
 
+TEST(LiveAllocationTable, KeepsTheBytesEachPathHolds) {
+  LiveAllocationTable t(100000, 8);  // several shards: the figures are summed
+  for (std::uintptr_t i = 1; i <= 1000; ++i) t.insert(at(i * 64, 10, 3), nullptr);
+  t.insert(at(0x100000, 7, 5), nullptr);
+  EXPECT_EQ(t.live_bytes(3), 10000);
+  EXPECT_EQ(t.live_bytes(5), 7);
+  EXPECT_EQ(t.live_bytes(4), 0);
+  // A replaced entry's bytes move from its path to the new one's.
+  t.insert(at(64, 100, 5), nullptr);
+  EXPECT_EQ(t.live_bytes(3), 9990);
+  EXPECT_EQ(t.live_bytes(5), 107);
+  for (std::uintptr_t i = 2; i <= 1000; ++i) t.erase(i * 64, nullptr);
+  EXPECT_EQ(t.live_bytes(3), 0);
+  EXPECT_TRUE(t.erase(64, nullptr));
+  EXPECT_EQ(t.live_bytes(5), 7);
+  // Paths beyond the bound are kept, not summed.
+  EXPECT_EQ(t.insert(at(0x200000, 1, 8), nullptr), LiveAllocationTable::InsertResult::kInserted);
+  EXPECT_EQ(t.live_bytes(8), 0);
+  EXPECT_EQ(t.size(), 2u);
+}
+
+TEST(LiveAllocationTable, ClearEmptiesTheTableAndItsPathFigures) {
+  LiveAllocationTable t(100000, 8);
+  for (std::uintptr_t i = 1; i <= 1000; ++i) t.insert(at(i * 64, 10, 3), nullptr);
+  t.clear();
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_EQ(t.live_bytes(3), 0);
+  EXPECT_TRUE(t.copy().empty());
+  // Still usable (the mapping stays).
+  EXPECT_EQ(t.insert(at(64, 10, 3), nullptr), LiveAllocationTable::InsertResult::kInserted);
+  EXPECT_EQ(t.live_bytes(3), 10);
+}
+
+TEST(LiveAllocationTable, ARecycledTableIsHandedOutEmpty) {
+  LiveAllocationTable& a = LiveAllocationTable::acquire(4321, 8);
+  a.insert(at(64, 10, 3), nullptr);
+  LiveAllocationTable::recycle(a);
+  a.insert(at(128, 10, 3), nullptr);  // a late caller of the closed instance
+  LiveAllocationTable& b = LiveAllocationTable::acquire(4321, 8);
+  EXPECT_EQ(&a, &b);
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_EQ(b.live_bytes(3), 0);
+  LiveAllocationTable::recycle(b);
+}
+
 TEST(LiveAllocationTable, BoundedByMaxEntries) {
   LiveAllocationTable t(5);
   int full = 0;
@@ -98,6 +143,7 @@ TEST(LiveAllocationTable, ConcurrentInsertsAndErases) {
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(t.size(), 4u * 10000u);
   EXPECT_EQ(t.copy().size(), 4u * 10000u);
+  EXPECT_EQ(t.live_bytes(2), 4 * 10000);
 }
 
 }  // namespace

@@ -7,26 +7,33 @@
 //   - a region that is configured (declared, the sink running) but not
 //     selected (target: the foundation's unrouted figure), next to the same
 //     region with nothing configured.
-// Repetitions are interleaved at random so that load from other processes
-// falls on both sides alike; ops run on one thread (at::set_num_threads(1))
-// and figures are CPU time of the benchmark thread, which other processes on
-// a shared machine disturb less than wall time. As every regiontrace bench
-// (bench/ratio_reporter.hpp), a verdict judges the fastest repetition (the
-// one other work disturbed least), with the median beside it, and a ratio
-// compares the fastest repetitions of the same run: the unselected-region
-// figure is held to the core's target, which the core bench judges that
-// way, and judging a median against it measured the machine's load (the
-// path is the core's inline one, instruction for instruction).
+// Ops run on one thread (at::set_num_threads(1)) and figures are CPU time of
+// the benchmark thread, which other processes on a shared machine disturb
+// less than wall time. As every regiontrace bench (bench/ratio_reporter.hpp),
+// a verdict judges the fastest measurement (the one other work disturbed
+// least), with the median beside it, and a ratio compares the fastest
+// measurements of the same run.
+//
+// The op comparison (BM_MatmulInterleaved) runs short batches of every
+// configuration interleaved, not Google Benchmark repetitions: see there.
+// The unselected-region figure is held to the core's target, which the core
+// bench judges the same way (the path is the core's inline one, instruction
+// for instruction).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,14 +45,16 @@ namespace {
 RT_DECLARE_REGION(kSelected, "bench_selected", "selected by the sink in this benchmark");
 RT_DECLARE_REGION(kConfigured, "bench_configured", "declared, running sink, but not selected");
 
-constexpr int kIterations = 5000;
 constexpr int kRepetitions = 15;
 
+int env_int(const char* name, int fallback) {
+  const char* s = std::getenv(name);
+  const int v = s != nullptr ? std::atoi(s) : 0;
+  return v > 0 ? v : fallback;
+}
+
 int op_size() {
-  static const int size = [] {
-    const char* s = std::getenv("TP_BENCH_SIZE");
-    return s != nullptr ? std::atoi(s) : 32;
-  }();
+  static const int size = env_int("TP_BENCH_SIZE", 32);
   return size;
 }
 
@@ -74,49 +83,185 @@ void start_sink() {
   regiontrace::init(o);
 }
 
-void BM_Op(benchmark::State& state) {
-  const at::Tensor& a = operand();
-  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
-}
-
-// The baseline: libtorch's profiler as the sink starts it with its default
-// keys (ProfilerSession: KINETO, no shapes, memory, stack, flops or modules;
-// CPU activity only). The sink adds per op the gate in front of the same
-// callback (a debug-info lookup, an in-flight count, a tag), and per region
-// switching collection on and off (BM_SelectedRegionEmpty).
-void BM_OpUnderBareProfiler(benchmark::State& state) {
-  namespace prof = torch::autograd::profiler;
-  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
-  const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
-  prof::prepareProfiler(config, cpu);
-  prof::enableProfiler(config, cpu);
-  const at::Tensor& a = operand();
-  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
-  prof::disableProfiler();  // after the timed loop, like the sink's trace writing
-}
-
 // Starts the sink and its profiler: the first selected region starts it,
-// here, before a timed loop, as BM_OpUnderBareProfiler enables the bare
-// profiler before its loop and both write their results after it. Inside
-// the loop that start (prepareProfiler and enableProfiler, on a thread of
-// the sink's own, and registering the gate) was timed on the sink's side
-// only; BM_WindowStart measures it on its own.
+// here, before a timed batch, as the bare profiler is enabled before its
+// batch and both write their results after it. BM_WindowStart measures that
+// start on its own.
 void start_sink_and_window() {
   start_sink();
   { RT_REGION("bench_selected"); }
 }
 
-void BM_OpInSelectedRegion(benchmark::State& state) {
-  start_sink_and_window();
-  const at::Tensor& a = operand();
-  for (auto _ : state) {
-    RT_REGION("bench_selected");
-    benchmark::DoNotOptimize(at::mm(a, a));
-  }
-  regiontrace::shutdown();  // writes the trace; after the timed loop
+// --- the op comparison: short batches, interleaved --------------------------
+// This machine is shared, and its speed comes in stretches: the same op runs
+// at ~16 us for tens of milliseconds, then at ~22-28 us for tens to hundreds,
+// in every configuration alike, whatever the load average says (other VMs on
+// the host). Google Benchmark repetitions of 5,000 ops (~100 ms each) caught
+// a whole fast stretch or not by chance, so the fastest of 15 could be 30%
+// apart between two configurations whose medians agreed within 3%.
+//
+// Here a batch is ~100 ops (~2 ms), short enough to fall inside a fast
+// stretch. Every round runs one batch of each configuration, in an order
+// shuffled per round, and each from the same state: its profiler (if any)
+// started just before, the same untimed warm-up ops, the timed batch, then
+// the profiler stopped and its result written, untimed. So every
+// configuration is measured over the same stretches of the machine, starts
+// each batch with an empty event list, and its fastest batch is one that
+// ran undisturbed.
+enum Config : int {
+  kAlone,        // the op, no profiler
+  kBare,         // the op under libtorch's profiler as the sink starts it
+  kSink,         // the op in a selected region, sink on: the judged figure
+  kOutside,      // the op outside selected regions while a window is live
+  kEmptyRegion,  // a selected region with nothing inside
+  kConfigs
+};
+
+int rounds() {
+  return env_int("TP_BENCH_ROUNDS", 150);
+}
+int op_batch() {
+  return env_int("TP_BENCH_BATCH", 100);
+}
+constexpr int kOpWarmup = 20;
+constexpr int kEmptyBatch = 2000;
+constexpr int kEmptyWarmup = 200;
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
-// What the loops above leave out: the first selected region of a run,
+double wall_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+struct Sample {
+  double cpu = 0;   // ns per iteration: the benchmark thread's CPU time
+  double wall = 0;  // ns per iteration
+};
+
+template <typename Body>
+Sample timed_batch(int warmup, int n, Body&& body) {
+  for (int i = 0; i < warmup; ++i) body();
+  const double w0 = wall_ns();
+  const double c0 = thread_cpu_ns();
+  for (int i = 0; i < n; ++i) body();
+  const double c1 = thread_cpu_ns();
+  const double w1 = wall_ns();
+  return {(c1 - c0) / n, (w1 - w0) / n};
+}
+
+Sample run_batch(Config c) {
+  namespace prof = torch::autograd::profiler;
+  const at::Tensor& a = operand();
+  const auto op = [&a] { benchmark::DoNotOptimize(at::mm(a, a)); };
+  Sample s;
+  switch (c) {
+    case kAlone:
+      s = timed_batch(kOpWarmup, op_batch(), op);
+      break;
+    case kBare: {
+      // The sink's default profiler configuration (ProfilerSession: KINETO,
+      // no shapes, memory, stack, flops or modules; CPU activity only). The
+      // sink adds per op the gate in front of the same callback (a debug-info
+      // lookup, an in-flight count, a tag), and per region switching
+      // collection on and off (kEmptyRegion).
+      const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+      const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+      prof::prepareProfiler(config, cpu);
+      prof::enableProfiler(config, cpu);
+      s = timed_batch(kOpWarmup, op_batch(), op);
+      prof::disableProfiler();  // after the timed batch, like the sink's trace writing
+      break;
+    }
+    case kSink:
+      start_sink_and_window();
+      s = timed_batch(kOpWarmup, op_batch(), [&op] {
+        RT_REGION("bench_selected");
+        op();
+      });
+      regiontrace::shutdown();  // writes the trace
+      break;
+    case kOutside:
+      // The profiler's callback is registered for every thread while a window
+      // is live, and returns at its gate here.
+      start_sink_and_window();
+      s = timed_batch(kOpWarmup, op_batch(), op);
+      regiontrace::shutdown();
+      break;
+    case kEmptyRegion:
+      // The sink's own cost per selected region: collection switched on and
+      // off, a span and two markers recorded.
+      start_sink_and_window();
+      s = timed_batch(kEmptyWarmup, kEmptyBatch, [] {
+        RT_REGION("bench_selected");
+        benchmark::ClobberMemory();
+      });
+      regiontrace::shutdown();
+      break;
+    case kConfigs:
+      break;
+  }
+  return s;
+}
+
+struct Distribution {
+  double min = 0;
+  double p10 = 0;  // 10th percentile
+  double median = 0;
+};
+
+Distribution distribution(std::vector<double> v) {
+  Distribution d;
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  d.min = v.front();
+  d.p10 = v[v.size() / 10];
+  d.median = v[v.size() / 2];
+  return d;
+}
+
+struct OpFigures {
+  int rounds = 0;
+  Distribution cpu[kConfigs];
+  Distribution wall[kConfigs];
+};
+OpFigures g_ops;
+
+// All rounds in one benchmark iteration: the figures are per batch, kept in
+// g_ops and judged in main(); the benchmark's own time is the whole run.
+void BM_MatmulInterleaved(benchmark::State& state) {
+  std::vector<Sample> samples[kConfigs];
+  std::mt19937 random(15);  // the same orders from run to run
+  std::array<Config, kConfigs> order{kAlone, kBare, kSink, kOutside, kEmptyRegion};
+  const int n = rounds();
+  for (auto _ : state) {
+    for (int r = 0; r < n; ++r) {
+      std::shuffle(order.begin(), order.end(), random);
+      for (Config c : order) samples[c].push_back(run_batch(c));
+    }
+  }
+  g_ops.rounds = n;
+  for (int c = 0; c < kConfigs; ++c) {
+    std::vector<double> cpu;
+    std::vector<double> wall;
+    for (const Sample& s : samples[c]) {
+      cpu.push_back(s.cpu);
+      wall.push_back(s.wall);
+    }
+    g_ops.cpu[c] = distribution(cpu);
+    g_ops.wall[c] = distribution(wall);
+  }
+  state.counters["alone_ns"] = g_ops.cpu[kAlone].min;
+  state.counters["bare_ns"] = g_ops.cpu[kBare].min;
+  state.counters["sink_ns"] = g_ops.cpu[kSink].min;
+}
+
+// What the batches above leave out: the first selected region of a run,
 // which starts libtorch's profiler (the bare profiler's start is not timed
 // either). Not judged; printed below.
 void BM_WindowStart(benchmark::State& state) {
@@ -133,26 +278,6 @@ void BM_WindowStart(benchmark::State& state) {
 
 void BM_Empty(benchmark::State& state) {
   for (auto _ : state) benchmark::ClobberMemory();
-}
-
-// An op outside every selected region once a window is live: the profiler's
-// callback is registered for every thread then, and returns at its gate.
-void BM_OpOutsideRegionsWindowLive(benchmark::State& state) {
-  start_sink_and_window();
-  const at::Tensor& a = operand();
-  for (auto _ : state) benchmark::DoNotOptimize(at::mm(a, a));
-  regiontrace::shutdown();
-}
-
-// The sink's own cost per selected region: collection switched on and off,
-// a span and two markers recorded, nothing inside.
-void BM_SelectedRegionEmpty(benchmark::State& state) {
-  start_sink_and_window();
-  for (auto _ : state) {
-    RT_REGION("bench_selected");
-    benchmark::ClobberMemory();
-  }
-  regiontrace::shutdown();
 }
 
 void BM_RegionNothingConfigured(benchmark::State& state) {
@@ -187,11 +312,8 @@ double fastest(const std::vector<double>& v) {
       ->ReportAggregatesOnly(true)         \
       ->ComputeStatistics("min", &fastest) \
       ->Unit(benchmark::kNanosecond)
-TP_BENCH(BM_Op, kIterations);
-TP_BENCH(BM_OpUnderBareProfiler, kIterations);
-TP_BENCH(BM_OpInSelectedRegion, kIterations);
-TP_BENCH(BM_OpOutsideRegionsWindowLive, kIterations);
-TP_BENCH(BM_SelectedRegionEmpty, 200000);
+// One run of all rounds, whatever --benchmark_repetitions says.
+BENCHMARK(BM_MatmulInterleaved)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
 TP_BENCH(BM_WindowStart, 2);
 TP_BENCH(BM_Empty, 2000000);
 TP_BENCH(BM_RegionNothingConfigured, 2000000);
@@ -223,6 +345,47 @@ class FiguresReporter : public benchmark::ConsoleReporter {
   std::map<std::string, Figures> figures;
 };
 
+void report_ops() {
+  const OpFigures& f = g_ops;
+  const Distribution& alone = f.cpu[kAlone];
+  const Distribution& bare = f.cpu[kBare];
+  const Distribution& sink = f.cpu[kSink];
+  const Distribution& outside = f.cpu[kOutside];
+  const Distribution& empty = f.cpu[kEmptyRegion];
+  std::printf(
+      "\n%dx%d matmul, %d interleaved batches of %d ops per configuration; CPU time fastest "
+      "(median) [median wall time]: %.0f ns (%.0f) [%.0f] alone, %.0f ns (%.0f) [%.0f] under "
+      "the bare libtorch profiler, %.0f ns (%.0f) [%.0f] in a selected region with the sink\n",
+      op_size(), op_size(), f.rounds, op_batch(), alone.min, alone.median, f.wall[kAlone].median,
+      bare.min, bare.median, f.wall[kBare].median, sink.min, sink.median, f.wall[kSink].median);
+  std::printf(
+      "the sink adds %.0f ns CPU per region, fastest (%.0f at the 10th percentile, %.0f "
+      "median; ratios %.3f, %.3f, %.3f; wall time ratio of the medians %.3f)\n",
+      sink.min - bare.min, sink.p10 - bare.p10, sink.median - bare.median, sink.min / bare.min,
+      sink.p10 / bare.p10, sink.median / bare.median, f.wall[kSink].median / f.wall[kBare].median);
+  regiontrace::bench::Verdict v;
+  v.name = "matmul in a selected region with the sink, CPU";
+  v.min = sink.min;
+  v.median = sink.median;
+  v.baseline = "under the bare profiler";
+  v.baseline_min = bare.min;
+  v.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
+  v.target = 1.10;
+  regiontrace::bench::print_verdict(v);
+  std::printf(
+      "op outside selected regions while a window is live: %.0f ns CPU (%.0f median), %.3f x "
+      "the op alone\n",
+      outside.min, outside.median, outside.min / alone.min);
+  std::printf(
+      "selected region with nothing inside (collection on and off, span, markers): "
+      "%.0f ns CPU (%.0f median, %.0f median wall)\n",
+      empty.min, empty.median, f.wall[kEmptyRegion].median);
+  std::printf(
+      "that is %.1f%% of the op under the bare profiler (the ratio above, without the noise of "
+      "timing the op twice)\n",
+      100.0 * empty.min / bare.min);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,53 +400,10 @@ int main(int argc, char** argv) {
   benchmark::Shutdown();
   using regiontrace::bench::Verdict;
   auto& m = reporter.figures;
-  if (m.count("BM_OpUnderBareProfiler") && m.count("BM_OpInSelectedRegion") && m.count("BM_Op")) {
-    const auto& alone = m["BM_Op"];
-    const auto& bare = m["BM_OpUnderBareProfiler"];
-    const auto& sink = m["BM_OpInSelectedRegion"];
-    std::printf(
-        "\n%dx%d matmul, CPU time fastest (median) [median wall time]: %.0f ns (%.0f) [%.0f] "
-        "alone, %.0f ns (%.0f) [%.0f] under the bare libtorch profiler, %.0f ns (%.0f) [%.0f] "
-        "in a selected region with the sink\n",
-        op_size(), op_size(), alone.min.cpu, alone.median.cpu, alone.median.real, bare.min.cpu,
-        bare.median.cpu, bare.median.real, sink.min.cpu, sink.median.cpu, sink.median.real);
-    std::printf(
-        "the sink adds %.0f ns CPU per region, fastest (%.0f median; wall time ratio %.3f)\n",
-        sink.min.cpu - bare.min.cpu, sink.median.cpu - bare.median.cpu,
-        sink.median.real / bare.median.real);
-    Verdict v;
-    v.name = "matmul in a selected region with the sink, CPU";
-    v.min = sink.min.cpu;
-    v.median = sink.median.cpu;
-    v.baseline = "under the bare profiler";
-    v.baseline_min = bare.min.cpu;
-    v.goal = Verdict::Goal::kRatioAtMost;
-    v.target = 1.10;
-    regiontrace::bench::print_verdict(v);
-  }
-  if (m.count("BM_OpOutsideRegionsWindowLive") && m.count("BM_Op")) {
-    std::printf(
-        "op outside selected regions while a window is live: %.0f ns CPU, %.3f x the op "
-        "alone\n",
-        m["BM_OpOutsideRegionsWindowLive"].min.cpu,
-        m["BM_OpOutsideRegionsWindowLive"].min.cpu / m["BM_Op"].min.cpu);
-  }
-  if (m.count("BM_SelectedRegionEmpty")) {
-    std::printf(
-        "selected region with nothing inside (collection on and off, span, markers): "
-        "%.0f ns CPU (%.0f median, %.0f median wall)\n",
-        m["BM_SelectedRegionEmpty"].min.cpu, m["BM_SelectedRegionEmpty"].median.cpu,
-        m["BM_SelectedRegionEmpty"].median.real);
-    if (m.count("BM_OpUnderBareProfiler")) {
-      std::printf(
-          "that is %.1f%% of the op under the bare profiler (the ratio above, without "
-          "the noise of timing the op twice)\n",
-          100.0 * m["BM_SelectedRegionEmpty"].min.cpu / m["BM_OpUnderBareProfiler"].min.cpu);
-    }
-  }
+  if (g_ops.rounds > 0) report_ops();
   if (m.count("BM_WindowStart")) {
     std::printf(
-        "first selected region of a run (starts libtorch's profiler; outside the loops "
+        "first selected region of a run (starts libtorch's profiler; outside the batches "
         "above): %.2f ms CPU (%.2f median, %.2f median wall)\n",
         m["BM_WindowStart"].min.cpu / 1e6, m["BM_WindowStart"].median.cpu / 1e6,
         m["BM_WindowStart"].median.real / 1e6);

@@ -1,8 +1,5 @@
 #include "chunk_exchange.hpp"
 
-#include <algorithm>
-#include <unordered_set>
-
 namespace regiontrace::timeline {
 
 Chunk* ChunkExchange::take_empty_locked(std::uint64_t slot) {
@@ -79,15 +76,12 @@ bool ChunkExchange::closed() const {
   return closed_;
 }
 
-void ChunkExchange::release_spare() {
+void ChunkExchange::release_all() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!closed_) return;
-  const std::unordered_set<Chunk*> spare(free_.begin(), free_.end());
   free_.clear();
-  full_.clear();  // written already, or abandoned with the writer
-  all_.erase(std::remove_if(all_.begin(), all_.end(),
-                            [&](const std::unique_ptr<Chunk>& c) { return spare.count(c.get()); }),
-             all_.end());
+  full_.clear();
+  all_.clear();
 }
 
 std::size_t ChunkExchange::made() const {

@@ -42,9 +42,9 @@ class ChunkExchange {
   bool closed() const;
 
   std::size_t made() const;
-  // After close() and once the writer is done: frees the chunks no thread
-  // holds (the ones threads hold stay: they may still write into them).
-  void release_spare();
+  // After close(), once the writer is done and no thread holds a chunk
+  // (every `current` given to trade() is null): frees every chunk.
+  void release_all();
 
  private:
   Chunk* take_empty_locked(std::uint64_t slot);

@@ -1,15 +1,40 @@
 #include "thread_slots.hpp"
 
+#include <sys/mman.h>
+
 #include <fstream>
+#include <new>
 #include <string>
+#include <type_traits>
 
 namespace regiontrace::timeline {
 
-SlotTable::SlotTable() : pages_(new std::atomic<std::atomic<ThreadSlot*>*>[kPages]) {
-  for (std::uint64_t i = 0; i < kPages; ++i) pages_[i].store(nullptr, std::memory_order_relaxed);
+namespace {
+
+using PageEntry = std::atomic<std::atomic<ThreadSlot*>*>;
+constexpr std::size_t kDirectoryBytes = SlotTable::kPages * sizeof(PageEntry);
+
+// The page directory is an anonymous mapping: all-zero (null) pages that
+// cost nothing until a thread number reaches them, so a sink instance, which
+// the host keeps after shutdown, holds one resident page of it, not 64 KiB.
+PageEntry* map_directory() {
+  void* p =
+      ::mmap(nullptr, kDirectoryBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // Trivial construction writes nothing (and array new adds no cookie):
+  // the mapping's zero bytes are the entries' null pointers.
+  static_assert(std::is_trivially_default_constructible_v<PageEntry> &&
+                std::is_trivially_destructible_v<PageEntry>);
+  return new (p) PageEntry[SlotTable::kPages];  // default-initialised: nothing written
 }
 
-SlotTable::~SlotTable() = default;
+}  // namespace
+
+SlotTable::SlotTable() : pages_(map_directory()) {}
+
+SlotTable::~SlotTable() {
+  ::munmap(pages_, kDirectoryBytes);
+}
 
 namespace {
 

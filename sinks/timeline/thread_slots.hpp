@@ -76,7 +76,7 @@ class SlotTable {
 
  private:
   mutable std::mutex mutex_;
-  std::unique_ptr<std::atomic<std::atomic<ThreadSlot*>*>[]> pages_;
+  std::atomic<std::atomic<ThreadSlot*>*>* pages_;  // kPages entries, mapped
   std::vector<std::unique_ptr<ThreadSlot>> slots_;
   std::vector<std::unique_ptr<std::atomic<ThreadSlot*>[]>> page_storage_;
 };

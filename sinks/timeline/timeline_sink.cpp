@@ -253,10 +253,18 @@ void TimelineSink::close() {
   } catch (const std::exception& e) {
     context_.error(std::string("cannot write the timeline: ") + e.what());
   }
-  // The sink outlives close() (late callbacks may come): give back the
-  // temporary file's disk and the chunks no thread holds now.
+  // The sink outlives close() (late callbacks may come, and the host never
+  // deletes a sink): give back the temporary file's disk and every chunk,
+  // so that init()/shutdown() cycles do not keep a chunk per thread each.
+  // A slot's chunk is only touched under its lock, and a closed exchange
+  // hands out none: a late callback finds no chunk and drops.
   spill_.reset();
-  exchange_.release_spare();
+  for (ThreadSlot* s : slots) {
+    SlotLock lock(*s);
+    s->chunk = nullptr;
+    s->used = 0;
+  }
+  exchange_.release_all();
   if (buffer_full + over_cap > 0) {
     context_.warn(
         std::to_string(buffer_full + over_cap) + " events were dropped: " +

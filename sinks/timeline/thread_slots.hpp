@@ -37,7 +37,8 @@ struct ThreadSlot {
   std::uint64_t index = 0;  // in SlotTable::all()
   long os_tid = 0;
   std::string name;  // the thread's name when it first recorded
-  // Owned by the thread; changed only under the exchange's lock.
+  // Owned by the thread; changed under the exchange's lock while it is
+  // open, and taken by close() under the slot's lock once it is closed.
   Chunk* chunk = nullptr;
   std::uint32_t used = 0;
   std::atomic<std::uint64_t> dropped{0};  // events lost for want of a chunk

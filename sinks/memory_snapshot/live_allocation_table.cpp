@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include "idle_pool.hpp"
+
 namespace regiontrace::memory {
 namespace {
 
@@ -25,33 +27,14 @@ std::size_t round_to_pages(std::size_t bytes) {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
-// Tables of closed sink instances, for the next ones. Never destroyed (a
-// static destructor would run while exit handlers may still close a sink).
-struct TablePool {
-  std::mutex mutex;
-  std::vector<LiveAllocationTable*> idle;
-};
-TablePool& table_pool() {
-  static auto* pool = new TablePool();
-  return *pool;
-}
-
 }  // namespace
 
 LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries, std::size_t max_paths) {
   const std::size_t bound = std::max<std::size_t>(max_entries, 1);
-  LiveAllocationTable* table = nullptr;
-  {
-    TablePool& pool = table_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    auto it = std::find_if(pool.idle.begin(), pool.idle.end(), [&](const LiveAllocationTable* t) {
-      return t->max_entries() == bound && t->max_paths() == max_paths;
-    });
-    if (it != pool.idle.end()) {
-      table = *it;
-      pool.idle.erase(it);
-    }
-  }
+  LiveAllocationTable* table =
+      IdlePool<LiveAllocationTable>::instance().take([&](const LiveAllocationTable* t) {
+        return t->max_entries() == bound && t->max_paths() == max_paths;
+      });
   if (table == nullptr) return *new LiveAllocationTable(bound, max_paths);
   // What calls from the closed instance put in after recycle().
   for (std::size_t k = 0; k < table->shard_count(); ++k) {
@@ -64,9 +47,7 @@ LiveAllocationTable& LiveAllocationTable::acquire(std::size_t max_entries, std::
 
 void LiveAllocationTable::recycle(LiveAllocationTable& table) {
   table.clear();
-  TablePool& pool = table_pool();
-  std::lock_guard<std::mutex> lock(pool.mutex);
-  pool.idle.push_back(&table);
+  IdlePool<LiveAllocationTable>::instance().put(&table);
 }
 
 void LiveAllocationTable::clear() {

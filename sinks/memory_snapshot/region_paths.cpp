@@ -2,38 +2,16 @@
 
 #include <algorithm>
 #include <utility>
-#include <vector>
 
+#include "idle_pool.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::memory {
-namespace {
-
-// Tables of closed sink instances, for the next ones; never destroyed.
-struct PathsPool {
-  std::mutex mutex;
-  std::vector<RegionPaths*> idle;
-};
-PathsPool& paths_pool() {
-  static auto* pool = new PathsPool();
-  return *pool;
-}
-
-}  // namespace
 
 RegionPaths& RegionPaths::acquire(std::size_t capacity) {
   const std::size_t wanted = std::max<std::size_t>(capacity, 2);
-  RegionPaths* paths = nullptr;
-  {
-    PathsPool& pool = paths_pool();
-    std::lock_guard<std::mutex> lock(pool.mutex);
-    auto it = std::find_if(pool.idle.begin(), pool.idle.end(),
-                           [&](const RegionPaths* p) { return p->capacity_ == wanted; });
-    if (it != pool.idle.end()) {
-      paths = *it;
-      pool.idle.erase(it);
-    }
-  }
+  RegionPaths* paths = IdlePool<RegionPaths>::instance().take(
+      [&](const RegionPaths* p) { return p->capacity_ == wanted; });
   if (paths == nullptr) return *new RegionPaths(wanted);
   // Also what calls from the closed instance added after recycle().
   paths->reset_counters();
@@ -42,9 +20,7 @@ RegionPaths& RegionPaths::acquire(std::size_t capacity) {
 
 void RegionPaths::recycle(RegionPaths& paths) {
   paths.reset_counters();
-  PathsPool& pool = paths_pool();
-  std::lock_guard<std::mutex> lock(pool.mutex);
-  pool.idle.push_back(&paths);
+  IdlePool<RegionPaths>::instance().put(&paths);
 }
 
 void RegionPaths::reset_counters() {

@@ -2,6 +2,10 @@
 
 namespace regiontrace::timeline {
 
+bool ChunkExchange::wake_writer_locked() const {
+  return writer_asleep_ || full_.size() >= wake_at_;
+}
+
 Chunk* ChunkExchange::take_empty_locked(std::uint64_t slot) {
   Chunk* c = nullptr;
   if (!free_.empty()) {
@@ -24,36 +28,62 @@ bool ChunkExchange::trade(Chunk*& current, std::uint64_t slot) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_) return false;
-    if (current != nullptr && current->used.load(std::memory_order_relaxed) > 0) {
+    const bool queued = current != nullptr && current->used.load(std::memory_order_relaxed) > 0;
+    if (queued) {
       // Goes to the writer even when no empty chunk is free: the writer
       // empties it, and the caller drops until then.
       full_.push_back(current);
       current = nullptr;
-      wake = true;
     }
     if (current == nullptr) current = take_empty_locked(slot);
+    // A caller left without a chunk drops until the writer gives one back.
+    wake = current == nullptr || (queued && wake_writer_locked());
+    if (wake) ++wakes_;
   }
   if (wake) ready_.notify_one();
   return true;
 }
 
 void ChunkExchange::hand_over(Chunk*& current) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_ || current == nullptr || current->used.load(std::memory_order_relaxed) == 0) return;
     full_.push_back(current);
     current = nullptr;
+    wake = wake_writer_locked();
+    if (wake) ++wakes_;
   }
-  ready_.notify_one();
+  if (wake) ready_.notify_one();
 }
 
 Chunk* ChunkExchange::next_full() {
   std::unique_lock<std::mutex> lock(mutex_);
-  ready_.wait(lock, [this] { return closed_ || !full_.empty(); });
+  while (!closed_ && full_.empty()) {
+    if (idle_polls_ >= kIdlePolls) {
+      writer_asleep_ = true;
+      ready_.wait(lock);
+      writer_asleep_ = false;
+      idle_polls_ = 0;
+    } else if (!ready_.wait_for(lock, kPoll, [this] { return closed_ || !full_.empty(); })) {
+      ++idle_polls_;
+    }
+  }
   if (full_.empty()) return nullptr;
+  idle_polls_ = 0;
   Chunk* c = full_.front();
   full_.pop_front();
   return c;
+}
+
+std::uint64_t ChunkExchange::wakes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return wakes_;
+}
+
+bool ChunkExchange::writer_asleep() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writer_asleep_;
 }
 
 void ChunkExchange::give_back(Chunk* empty) {

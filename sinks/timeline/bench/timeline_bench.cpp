@@ -94,6 +94,18 @@ void BM_TwoClockGettime(benchmark::State& state) {
 }
 BENCHMARK(BM_TwoClockGettime);
 
+#if defined(__x86_64__)
+// The floor under the SDK clock: two raw TSC reads, unscaled.
+void BM_TwoRdtsc(benchmark::State& state) {
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(__builtin_ia32_rdtsc());
+    benchmark::DoNotOptimize(__builtin_ia32_rdtsc());
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_TwoRdtsc);
+#endif
+
 void BM_RegionNoOpTimedSink(benchmark::State& state) {
   start("noop_timed");
   for (auto _ : state) {
@@ -211,6 +223,7 @@ int main(int argc, char** argv) {
       {
           {"BM_TwoClockGettime", "", 0, 0},
           {"BM_TwoClockReads", "BM_TwoClockGettime", 0, 0},
+          {"BM_TwoClockReads", "BM_TwoRdtsc", 0, 0},
           {"BM_RegionNoOpTimedSink", "BM_TwoClockReads", 0, 0},
           {"BM_RegionNoOpSpansSink", "BM_TwoClockReads", 0, 0},
           {"BM_TimelineCallbacksWithClockReads", "BM_TwoClockReads", 0, 0},

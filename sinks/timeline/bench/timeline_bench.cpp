@@ -174,46 +174,71 @@ regiontrace::Sink* direct_timeline_sink() {
 // pair two clock reads, two events built whole and two virtual calls into
 // the plugin, with no host bookkeeping (stack, routing, paths). The floor
 // under BM_RegionNoOpTimedSink.
-void BM_NoOpTimedCallbacksWithClockReads(benchmark::State& state) {
-  regiontrace::Sink* sink = direct_sink(REGIONTRACE_NOOP_TIMED_SINK, "noop_timed", {});
-  const std::string_view name = "bench.direct";
-  for (auto _ : state) {
+class NoOpTimedFeed {
+ public:
+  NoOpTimedFeed() : sink_(direct_sink(REGIONTRACE_NOOP_TIMED_SINK, "noop_timed", {})) {}
+  ~NoOpTimedFeed() { sink_->close(); }
+  void pair() {
     const std::int64_t begin = regiontrace::sdk::clock::now_ns();
-    sink->on_region_begin(
-        regiontrace::RegionEvent{1, name, name, 0, regiontrace::kNoStep, 1, begin, false, 0});
-    sink->on_region_end(regiontrace::RegionEvent{1, name, name, 0, regiontrace::kNoStep, 1,
-                                                 regiontrace::sdk::clock::now_ns(), false, begin});
+    sink_->on_region_begin(
+        regiontrace::RegionEvent{1, kName, kName, 0, regiontrace::kNoStep, 1, begin, false, 0});
+    sink_->on_region_end(regiontrace::RegionEvent{1, kName, kName, 0, regiontrace::kNoStep, 1,
+                                                  regiontrace::sdk::clock::now_ns(), false, begin});
+  }
+
+ private:
+  static constexpr std::string_view kName = "bench.direct";
+  regiontrace::Sink* sink_;
+};
+
+void BM_NoOpTimedCallbacksWithClockReads(benchmark::State& state) {
+  NoOpTimedFeed feed;
+  for (auto _ : state) {
+    feed.pair();
     benchmark::ClobberMemory();
   }
-  sink->close();
 }
 BENCHMARK(BM_NoOpTimedCallbacksWithClockReads);
 
-// The sink's side of a region pair: two clock reads, one span in a batch
-// of the host's size, and the sink's on_spans per batch.
-void BM_TimelineCallbacksWithClockReads(benchmark::State& state) {
-  regiontrace::Sink* sink = direct_timeline_sink();
-  constexpr std::size_t kBatch = 1024;  // the host's SpanBuffer::kCapacity
-  std::vector<regiontrace::Span> spans(kBatch);
-  regiontrace::SpanBatch batch;
-  batch.thread_id = 1;
-  batch.os_tid = static_cast<long>(getpid());
-  batch.spans = spans.data();
-  std::size_t n = 0;
-  for (auto _ : state) {
-    regiontrace::Span& s = spans[n];
+// The timeline sink's side of a region pair: two clock reads, one span in a
+// batch of the host's size, and the sink's on_spans per batch.
+class TimelineFeed {
+ public:
+  TimelineFeed() : sink_(direct_timeline_sink()), spans_(kBatch) {
+    batch_.thread_id = 1;
+    batch_.os_tid = static_cast<long>(getpid());
+    batch_.spans = spans_.data();
+  }
+  ~TimelineFeed() {
+    sink_->close();
+    dropped_in_last_trace();
+  }
+  void pair() {
+    regiontrace::Span& s = spans_[next_];
     s.id = 1;
     s.begin_ns = regiontrace::sdk::clock::now_ns();
     s.end_ns = regiontrace::sdk::clock::now_ns();
-    if (++n == kBatch) {
-      batch.count = n;
-      sink->on_spans(batch);
-      n = 0;
+    if (++next_ == kBatch) {
+      batch_.count = next_;
+      sink_->on_spans(batch_);
+      next_ = 0;
     }
+  }
+
+ private:
+  static constexpr std::size_t kBatch = 1024;  // the host's SpanBuffer::kCapacity
+  regiontrace::Sink* sink_;
+  std::vector<regiontrace::Span> spans_;
+  regiontrace::SpanBatch batch_;
+  std::size_t next_ = 0;
+};
+
+void BM_TimelineCallbacksWithClockReads(benchmark::State& state) {
+  TimelineFeed feed;
+  for (auto _ : state) {
+    feed.pair();
     benchmark::ClobberMemory();
   }
-  sink->close();
-  dropped_in_last_trace();
 }
 BENCHMARK(BM_TimelineCallbacksWithClockReads);
 
@@ -294,49 +319,23 @@ BENCHMARK_TEMPLATE(BM_OverClocksRegion, kTimeline);
 BENCHMARK_TEMPLATE(BM_OverClocksRegion, kNoOpTimed);
 BENCHMARK_TEMPLATE(BM_OverClocksRegion, kNoOpSpans);
 
-void BM_OverClocksTimelineCallbacks(benchmark::State& state) {
-  regiontrace::Sink* sink = direct_timeline_sink();
-  constexpr std::size_t kSpans = 1024;  // the host's SpanBuffer::kCapacity
-  std::vector<regiontrace::Span> spans(kSpans);
-  regiontrace::SpanBatch batch;
-  batch.thread_id = 1;
-  batch.os_tid = static_cast<long>(getpid());
-  batch.spans = spans.data();
-  std::size_t next = 0;
-  over_clocks_interleaved(state, [&](int n) {
+// Feeds `feed` n pairs, as the plain benchmarks do one per iteration.
+template <typename Feed>
+void feed_over_clocks(benchmark::State& state) {
+  Feed feed;
+  over_clocks_interleaved(state, [&feed](int n) {
     for (int i = 0; i < n; ++i) {
-      regiontrace::Span& s = spans[next];
-      s.id = 1;
-      s.begin_ns = regiontrace::sdk::clock::now_ns();
-      s.end_ns = regiontrace::sdk::clock::now_ns();
-      if (++next == kSpans) {
-        batch.count = next;
-        sink->on_spans(batch);
-        next = 0;
-      }
+      feed.pair();
       benchmark::ClobberMemory();
     }
   });
-  sink->close();
-  dropped_in_last_trace();
+}
+void BM_OverClocksTimelineCallbacks(benchmark::State& state) {
+  feed_over_clocks<TimelineFeed>(state);
 }
 BENCHMARK(BM_OverClocksTimelineCallbacks);
-
 void BM_OverClocksNoOpTimedCallbacks(benchmark::State& state) {
-  regiontrace::Sink* sink = direct_sink(REGIONTRACE_NOOP_TIMED_SINK, "noop_timed", {});
-  const std::string_view name = "bench.direct";
-  over_clocks_interleaved(state, [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      const std::int64_t begin = regiontrace::sdk::clock::now_ns();
-      sink->on_region_begin(
-          regiontrace::RegionEvent{1, name, name, 0, regiontrace::kNoStep, 1, begin, false, 0});
-      sink->on_region_end(regiontrace::RegionEvent{1, name, name, 0, regiontrace::kNoStep, 1,
-                                                   regiontrace::sdk::clock::now_ns(), false,
-                                                   begin});
-      benchmark::ClobberMemory();
-    }
-  });
-  sink->close();
+  feed_over_clocks<NoOpTimedFeed>(state);
 }
 BENCHMARK(BM_OverClocksNoOpTimedCallbacks);
 

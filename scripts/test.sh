@@ -38,7 +38,7 @@ for sanitizer in address thread; do
     -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
     -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
   "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests \
-    regiontrace_core_internal_tests regiontrace_timeline_tests
+    regiontrace_core_internal_tests regiontrace_timeline_tests regiontrace_timeline_unit_tests
   # A forked child starting its own sinks starts a thread: allowed, though
   # TSan cannot follow it.
   (cd "$dir" && TSAN_OPTIONS=die_after_fork=0 "${sanitized[@]}" \

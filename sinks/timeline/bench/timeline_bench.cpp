@@ -3,7 +3,8 @@
 // is shared; net of an empty loop):
 //   - a recorded region pair against the two clock reads it needs (the
 //     SDK's calibrated clock, which the core stamps events with): target
-//     at most +10 ns;
+//     at most +10 ns, judged from batches of each interleaved in one
+//     benchmark (BM_OverClocks*);
 //   - a region pair with a no-op sink of default interests (timestamps on)
 //     against the same two reads: at most +10 ns (issue 15);
 //   - against raw NVTX push/pop with the recording tool attached, and

@@ -85,7 +85,11 @@ class Dispatcher {
                               std::uint64_t token, std::uint64_t selected);
   void pop(ThreadStack& stack, bool unwinding);
   __attribute__((noinline)) void note_entered(const RoutingTable& table, RegionId id);
-  void deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& frame);
+  // `id`, `delivered` and `depth` are the frame's, passed as the values the
+  // caller holds: read back from the frame, they were reloaded after the
+  // stores in between.
+  void deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& frame, RegionId id,
+                     std::uint64_t delivered, std::uint32_t depth);
   void report_awaited_never_entered(const RoutingTable& table);
   void deliver_end(ThreadStack& stack, bool unwinding);
   // Spans (dispatcher_spans.cpp): begun and ended for the span sinks in
@@ -110,7 +114,7 @@ class Dispatcher {
   // filled in; `mask` (the sinks it goes to) decides whether the clock is read.
   template <typename Event>
   Event make_event(ThreadStack* stack, const RoutingTable& table, std::uint64_t mask) const;
-  RegionEvent region_event(ThreadStack& stack, const Frame& frame, bool ending,
+  RegionEvent region_event(ThreadStack& stack, RegionId id, std::uint32_t depth, bool ending,
                            std::int64_t time_ns, bool unwinding, std::int64_t begin_ns) const;
 
   RegionRegistry* registry_;

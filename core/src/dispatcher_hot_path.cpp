@@ -103,11 +103,10 @@ std::uint64_t exchange_thread_counter_for_testing(std::uint64_t value) {
 // end's path was built by its begin event, and the frames under it cannot
 // have changed while it was open (`ending`).
 __attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
-    ThreadStack& stack, const Frame& f, bool ending, std::int64_t time_ns, bool unwinding,
-    std::int64_t begin_ns) const {
-  const std::string_view name = registry_->entry(f.id).name;
-  const std::uint32_t depth = stack.depth();
-  return RegionEvent{f.id,
+    ThreadStack& stack, RegionId id, std::uint32_t depth, bool ending, std::int64_t time_ns,
+    bool unwinding, std::int64_t begin_ns) const {
+  const std::string_view name = registry_->entry(id).name;
+  return RegionEvent{id,
                      name,
                      depth == 1 ? name
                      : ending   ? stack.open_path(depth)
@@ -122,10 +121,13 @@ __attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
 
 __attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack& stack,
                                                                      const RoutingTable& table,
-                                                                     Frame& f) {
-  f.begin_ns = (f.delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
-  const std::uint64_t spans = f.delivered & table.span_mask;
-  const std::uint64_t events = f.delivered & ~table.span_mask;
+                                                                     Frame& f, RegionId id,
+                                                                     std::uint64_t delivered,
+                                                                     std::uint32_t depth) {
+  const std::int64_t begin_ns = (delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
+  f.begin_ns = begin_ns;
+  const std::uint64_t spans = delivered & table.span_mask;
+  const std::uint64_t events = delivered & ~table.span_mask;
   // Only a delivered frame's end reads span_key: a span-only one ends
   // inline (leave_span_inline) like those enter_span_inline opens.
   f.span_key = 0;
@@ -134,7 +136,7 @@ __attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack
     if (events == 0) f.span_key = table.generation();
   }
   if (events == 0) return;
-  const RegionEvent ev = region_event(stack, f, false, f.begin_ns, false, 0);
+  const RegionEvent ev = region_event(stack, id, depth, false, begin_ns, false, 0);
   deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
 }
 
@@ -152,7 +154,8 @@ __attribute__((always_inline)) inline void Dispatcher::deliver_end(ThreadStack& 
   if (__builtin_expect(spans != 0, 0)) end_span(stack, *t, f, spans, time_ns, unwinding);
   const std::uint64_t events = mask & ~t->span_mask;
   if (events == 0) return;
-  const RegionEvent ev = region_event(stack, f, true, time_ns, unwinding, f.begin_ns);
+  const RegionEvent ev =
+      region_event(stack, f.id, stack.depth(), true, time_ns, unwinding, f.begin_ns);
   deliver(*t, events, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
 }
 
@@ -170,6 +173,7 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   const std::uint64_t outer = inside_mask(&stack, table);
   const std::uint64_t delivered = selected & (table.region_event_mask | table.span_mask) &
                                   live_.load(std::memory_order_relaxed);
+  const std::uint32_t depth = stack.depth() + 1;  // with this frame
   Frame& f = stack.push();
   f.id = id;
   f.generation = table.generation();
@@ -179,7 +183,7 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   if (__builtin_expect(selected == 0, 1)) return token;
   if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
   if (delivered == 0) return token;
-  deliver_begin(stack, table, f);
+  deliver_begin(stack, table, f, id, delivered, depth);
   f.uncaught = stack.uncaught_exceptions();
   return token | kTokenDelivered;
 }

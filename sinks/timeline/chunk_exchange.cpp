@@ -12,7 +12,9 @@ Chunk* ChunkExchange::take_empty_locked(std::uint64_t slot) {
     c = free_.back();
     free_.pop_back();
   } else if (all_.size() < capacity_) {
-    all_.push_back(std::make_unique<Chunk>());
+    // `new Chunk`, not make_unique: only `used` bytes are ever read, and
+    // value-initialising would zero the 64 KiB of every new chunk.
+    all_.push_back(std::unique_ptr<Chunk>(new Chunk));
     c = all_.back().get();
   } else {
     exhausted_.store(true, std::memory_order_relaxed);

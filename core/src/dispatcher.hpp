@@ -92,11 +92,11 @@ class Dispatcher {
                      std::uint64_t delivered, std::uint32_t depth);
   void report_awaited_never_entered(const RoutingTable& table);
   void deliver_end(ThreadStack& stack, bool unwinding);
-  // Spans (dispatcher_spans.cpp): begun and ended for the span sinks in
-  // `sinks`, handed over by the owner (buffer full, thread exit) or by stop().
-  void begin_span(ThreadStack& stack, const RoutingTable& table, const Frame& frame,
-                  std::uint64_t sinks);
-  void end_span(ThreadStack& stack, const RoutingTable& table, const Frame& frame,
+  // Spans (dispatcher_spans.cpp): the thread's buffer made with its first
+  // span; a span ended for the span sinks in `sinks`; handed over by the
+  // owner (buffer full, thread exit) or by stop(). Open spans are frames.
+  void make_span_buffer(ThreadStack& stack, const RoutingTable& table);
+  void end_span(ThreadStack& stack, const RoutingTable& table, RegionId id, std::int64_t begin_ns,
                 std::uint64_t sinks, std::int64_t end_ns, bool unwinding);
   void hand_over_spans(SpanBuffer& buffer, const RoutingTable* table, bool last);
   void collect_spans(const RoutingTable& table, std::uint64_t enabled);

@@ -125,14 +125,13 @@ __attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack
                                                                      std::uint64_t delivered,
                                                                      std::uint32_t depth) {
   const std::int64_t begin_ns = (delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
-  f.begin_ns = begin_ns;
+  store_shared(f.begin_ns, begin_ns);
   const std::uint64_t spans = delivered & table.span_mask;
   const std::uint64_t events = delivered & ~table.span_mask;
-  // Only a delivered frame's end reads span_key: a span-only one ends
-  // inline (leave_span_inline) like those enter_span_inline opens.
-  f.span_key = 0;
+  // A span-only frame ends inline (leave_span_inline) like those
+  // enter_span_inline opens.
   if (__builtin_expect(spans != 0, 0)) {
-    begin_span(stack, table, f, spans);
+    if (stack.spans() == nullptr) make_span_buffer(stack, table);
     if (events == 0) f.span_key = table.generation();
   }
   if (events == 0) return;
@@ -142,20 +141,25 @@ __attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack
 
 __attribute__((always_inline)) inline void Dispatcher::deliver_end(ThreadStack& stack,
                                                                    bool unwinding) {
-  const Frame& f = stack.top();
+  Frame& f = stack.top();
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   const std::uint64_t mask = t != nullptr && f.generation == t->generation()
                                  ? f.delivered & enabled_.load(std::memory_order_relaxed)
                                  : 0;
-  if (SpanBuffer* b = stack.spans()) b->close_span(stack.depth() - 1);
+  // No longer an open span to the stopping thread (the frame is popped only
+  // after its span is appended below).
+  const std::int64_t begin_ns = f.begin_ns;
+  if (stack.spans() != nullptr) store_shared(f.begin_ns, std::int64_t{0});
   if (mask == 0) return;
   const std::int64_t time_ns = (mask & t->time_mask) != 0 ? clock_ns_inline() : 0;
   const std::uint64_t spans = mask & t->span_mask;
-  if (__builtin_expect(spans != 0, 0)) end_span(stack, *t, f, spans, time_ns, unwinding);
+  if (__builtin_expect(spans != 0, 0)) {
+    end_span(stack, *t, f.id, begin_ns, spans, time_ns, unwinding);
+  }
   const std::uint64_t events = mask & ~t->span_mask;
   if (events == 0) return;
   const RegionEvent ev =
-      region_event(stack, f.id, stack.depth(), true, time_ns, unwinding, f.begin_ns);
+      region_event(stack, f.id, stack.depth(), true, time_ns, unwinding, begin_ns);
   deliver(*t, events, "on_region_end", [&](Sink& s) { s.on_region_end(ev); });
 }
 
@@ -174,18 +178,25 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   const std::uint64_t delivered = selected & (table.region_event_mask | table.span_mask) &
                                   live_.load(std::memory_order_relaxed);
   const std::uint32_t depth = stack.depth() + 1;  // with this frame
-  Frame& f = stack.push();
-  f.id = id;
-  f.generation = table.generation();
-  f.token = token;
+  Frame& f = stack.next();
+  store_shared(f.id, id);
+  store_shared(f.generation, table.generation());
+  f.token = token;  // without kTokenDelivered, which a delivered frame's gets below
   f.inside = outer | selected;
-  f.delivered = delivered;
+  store_shared(f.delivered, delivered);
+  // Not an earlier frame's time (deliver_begin stamps it after the push)
+  // nor span_key.
+  store_shared(f.begin_ns, std::int64_t{0});
+  f.span_key = 0;
+  stack.pushed();
   if (__builtin_expect(selected == 0, 1)) return token;
   if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
   if (delivered == 0) return token;
+  token |= kTokenDelivered;
+  f.token = token;
   deliver_begin(stack, table, f, id, delivered, depth);
   f.uncaught = stack.uncaught_exceptions();
-  return token | kTokenDelivered;
+  return token;
 }
 
 void Dispatcher::note_entered(const RoutingTable& table, RegionId id) {
@@ -223,7 +234,7 @@ void Dispatcher::leave(std::uint64_t token, bool unwinding) {
     if (stack == nullptr) return;
   }
   token &= ~kTokenDelivered;
-  if (__builtin_expect(!stack->empty() && stack->top().token == token, 1)) {
+  if (__builtin_expect(!stack->empty() && same_region(stack->top().token, token), 1)) {
     pop(*stack, unwinding);
     return;
   }
@@ -247,13 +258,13 @@ __attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t
   }
   const bool delivered = (token & kTokenDelivered) != 0;
   token &= ~kTokenDelivered;
-  if (__builtin_expect(!stack->empty() && stack->top().token == token, 1)) {
+  if (__builtin_expect(!stack->empty() && same_region(stack->top().token, token), 1)) {
     pop(*stack, delivered && stack->uncaught_exceptions() > stack->top().uncaught);
     return;
   }
   bool unwinding = false;
   for (std::uint32_t i = stack->depth(); delivered && i-- > 0;) {
-    if (stack->at(i).token == token) {
+    if (same_region(stack->at(i).token, token)) {
       unwinding = stack->uncaught_exceptions() > stack->at(i).uncaught;
       break;
     }
@@ -282,7 +293,7 @@ void leave_scope(std::uint64_t token) {
 void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding) {
   std::uint32_t index = stack.depth();
   for (std::uint32_t i = stack.depth(); i-- > 0;) {
-    if (stack.at(i).token == token) {
+    if (same_region(stack.at(i).token, token)) {
       index = i;
       break;
     }
@@ -311,9 +322,18 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   for (const Frame& f : reopen) {
     if (t != nullptr) {
-      push(stack, *t, f.id, f.token);
+      push(stack, *t, f.id, f.token & ~kTokenDelivered);  // delivered as it is now
     } else {
-      stack.push() = f;
+      Frame& g = stack.next();
+      g.token = f.token;
+      g.inside = f.inside;
+      g.uncaught = f.uncaught;
+      g.span_key = f.span_key;
+      store_shared(g.id, f.id);
+      store_shared(g.generation, f.generation);
+      store_shared(g.delivered, f.delivered);
+      store_shared(g.begin_ns, f.begin_ns);
+      stack.pushed();
     }
   }
 }

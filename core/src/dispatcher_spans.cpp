@@ -11,25 +11,54 @@
 #include "thread_stack.hpp"
 
 namespace regiontrace::detail {
+namespace {
 
-void Dispatcher::begin_span(ThreadStack& stack, const RoutingTable& table, const Frame& f,
-                            std::uint64_t sinks) {
-  SpanBuffer* b = stack.spans();
-  if (__builtin_expect(b == nullptr, 0)) {
-    b = &stack.make_spans(table.generation());
-    b->step = &step_;
-    std::lock_guard<std::mutex> lock(span_threads_mutex_);
-    span_threads_.push_back(&stack);
+// The spans of start-up `t` open on `stack` (its frames with span sinks),
+// as open spans ending at `now_ns`, innermost first as finished spans come:
+// a reader that nests spans by their order of ending sees the open ones end
+// in that order too. Read while the owner runs on (see Frame): a frame it
+// pushes meanwhile may read torn, and is then at worst one clipped span
+// with another region's begin.
+void open_spans(const ThreadStack& stack, const RoutingTable& t, std::int64_t now_ns,
+                std::int64_t step, std::vector<Span>& out_spans,
+                std::vector<std::uint64_t>& out_sinks) {
+  const std::uint32_t depth = __atomic_load_n(&stack.open, __ATOMIC_ACQUIRE);
+  for (std::uint32_t d = std::min(depth, RegionStack::kMaxDepth); d-- > 0;) {
+    const Frame& f = stack.frames[d];
+    const std::int64_t begin = __atomic_load_n(&f.begin_ns, __ATOMIC_RELAXED);
+    const std::uint64_t sinks = __atomic_load_n(&f.delivered, __ATOMIC_RELAXED) & t.span_mask;
+    if (begin == 0 || sinks == 0 ||
+        __atomic_load_n(&f.generation, __ATOMIC_RELAXED) != t.generation()) {
+      continue;
+    }
+    Span s;
+    s.id = __atomic_load_n(&f.id, __ATOMIC_RELAXED);
+    s.depth = static_cast<std::uint16_t>(d);
+    s.open = 1;
+    s.step = step;
+    s.begin_ns = begin;
+    s.end_ns = now_ns > begin ? now_ns : begin;
+    out_spans.push_back(s);
+    out_sinks.push_back(sinks);
   }
-  b->open_span(stack.depth() - 1, f.id, sinks, f.begin_ns, table.generation());
 }
 
-void Dispatcher::end_span(ThreadStack& stack, const RoutingTable& table, const Frame& f,
-                          std::uint64_t sinks, std::int64_t end_ns, bool unwinding) {
+}  // namespace
+
+void Dispatcher::make_span_buffer(ThreadStack& stack, const RoutingTable& table) {
+  SpanBuffer& b = stack.make_spans(table.generation());
+  b.step = &step_;
+  std::lock_guard<std::mutex> lock(span_threads_mutex_);
+  span_threads_.push_back(&stack);
+}
+
+void Dispatcher::end_span(ThreadStack& stack, const RoutingTable& table, RegionId id,
+                          std::int64_t begin_ns, std::uint64_t sinks, std::int64_t end_ns,
+                          bool unwinding) {
   SpanBuffer* b = stack.spans();
   // No buffer: the region began before this start-up made one. Handing
   // over: a sink opened this region in on_spans; not recorded.
-  if (b == nullptr || b->handing_over || f.begin_ns == 0) return;
+  if (b == nullptr || b->handing_over || begin_ns == 0) return;
   if (__builtin_expect(b->generation() != table.generation(), 0)) {
     // What the buffer holds is an earlier start-up's, left after its sinks
     // were collected: dropped.
@@ -37,11 +66,11 @@ void Dispatcher::end_span(ThreadStack& stack, const RoutingTable& table, const F
     b->reset(table.generation());
   }
   Span s;
-  s.id = f.id;
+  s.id = id;
   s.depth = static_cast<std::uint16_t>(stack.depth() - 1);
   s.unwinding = unwinding ? 1 : 0;
   s.step = step_.load(std::memory_order_relaxed);
-  s.begin_ns = f.begin_ns;
+  s.begin_ns = begin_ns;
   s.end_ns = end_ns;
   if (__builtin_expect(!b->append(s, sinks), 0)) {
     hand_over_spans(*b, &table, false);
@@ -67,9 +96,14 @@ void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, con
                                bool last) {
   std::uint64_t any = 0;
   std::uint64_t every = ~std::uint64_t{0};
-  for (std::size_t i = 0; i < count; ++i) {
-    any |= sinks[i];
-    every &= sinks[i];
+  if ((t.span_mask & (t.span_mask - 1)) == 0) {
+    // One span sink: every span is its own (a span has some span sink).
+    any = count > 0 ? t.span_mask : 0;
+  } else {
+    for (std::size_t i = 0; i < count; ++i) {
+      any |= sinks[i];
+      every &= sinks[i];
+    }
   }
   // A last batch goes to every span sink, empty or not: it says the thread
   // is gone.
@@ -113,7 +147,7 @@ void Dispatcher::collect_spans(const RoutingTable& t, std::uint64_t enabled) {
       sinks.assign(p.sinks, p.sinks + p.count);
     }
     b.taken(p.count);
-    b.open_spans(t.generation(), now, step, spans, sinks);
+    open_spans(*stack, t, now, step, spans, sinks);
     if (!spans.empty()) {
       deliver_spans(t, enabled, b, spans.data(), sinks.data(), spans.size(), false);
     }

@@ -1,21 +1,21 @@
-// One thread's finished spans for the kInterestSpans sinks, and the spans it
-// has open, kept by the host so that a recorded region costs a sink no call:
-// the thread appends with no lock; the dispatcher hands the spans over in
-// batches (Dispatcher::hand_over_spans) when the buffer fills, when the
-// thread exits, and when the host stops, from the stopping thread.
+// One thread's finished spans for the kInterestSpans sinks, kept by the host
+// so that a recorded region costs a sink no call: the thread appends with no
+// lock; the dispatcher hands the spans over in batches
+// (Dispatcher::hand_over_spans) when the buffer fills, when the thread
+// exits, and when the host stops, from the stopping thread. (The spans a
+// thread has open are its frames: regiontrace/detail/region_stack.hpp.)
 //
-// Threads: append(), open_span() and close_span() (SpanRing's, also called
-// by the inline code of regiontrace/detail/region_stack.hpp) are the
-// owner's. Handing over happens under lock(), by the owner or by the
-// stopping thread; the owner never rewrites a span below the published
-// count without the lock, so a reader under the lock sees whole spans only.
+// Threads: append() (SpanRing's; the inline code of region_stack.hpp
+// appends too) is the owner's. Handing over happens under lock(), by the
+// owner or by the stopping thread; the owner never rewrites a span below the
+// published count without the lock, so a reader under the lock sees whole
+// spans only.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <new>
-#include <vector>
 
 #include "regiontrace/detail/region_stack.hpp"
 
@@ -58,11 +58,6 @@ class SpanBuffer : public SpanRing {
     key = gen;
   }
 
-  // The spans of start-up `generation` open now, as open spans ending at
-  // `now_ns` (for the stopping host), appended to out_spans/out_sinks.
-  void open_spans(std::uint32_t generation, std::int64_t now_ns, std::int64_t step,
-                  std::vector<Span>& out_spans, std::vector<std::uint64_t>& out_sinks) const;
-
   // A forked child's copy of the parent's buffer: the spans are the
   // parent's, and another parent thread may have held the lock.
   void forget_after_fork() {
@@ -71,7 +66,6 @@ class SpanBuffer : public SpanRing {
     taken_ = 0;
     handing_over = false;
     key = SpanRing::generation;
-    for (OpenSpan& o : open) o.begin_ns.store(0, std::memory_order_relaxed);
   }
 
  private:

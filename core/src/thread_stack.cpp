@@ -21,6 +21,7 @@ struct EhGlobals {
 
 ThreadStack::ThreadStack(std::uint64_t number) {
   thread = number;
+  last_token = first_region_token(number);
   uncaught = &reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals())->uncaught_exceptions;
 }
 

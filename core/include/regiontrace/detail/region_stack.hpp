@@ -23,10 +23,19 @@
 
 namespace regiontrace::detail {
 
-// One open region.
-struct Frame {
+// One open region. A frame with span sinks among `delivered` is also the
+// record of an open span: the host's stopping thread reads id, generation,
+// delivered and begin_ns of the frames below RegionStack::open while the
+// owner runs on (Dispatcher::collect_spans), so the owner stores those four
+// and RegionStack::open with atomic stores (store_shared: plain moves on
+// x86), and a finished span leaves that view by the pop that precedes its
+// publication. (This record was a copy in SpanRing: four stores more a span.)
+struct alignas(64) Frame {
   std::uint32_t id = 0;
   std::uint32_t generation = 0;  // start-up the frame was opened under
+  // The token the region's guard holds: with kTokenDelivered exactly when
+  // `delivered` is not 0, so that one comparison at the end also tells
+  // which end it is.
   std::uint64_t token = 0;
   std::uint64_t delivered = 0;  // sinks that got on_region_begin: they get the end
   std::uint64_t inside = 0;     // sinks with a selected region open at or above this frame
@@ -39,20 +48,20 @@ struct Frame {
 
 constexpr std::uint32_t kMaxRegionDepth = 256;
 
+// A store another thread may read at the same time (see Frame).
+template <typename T>
+__attribute__((always_inline)) inline void store_shared(T& field, T value) {
+  __atomic_store_n(&field, value, __ATOMIC_RELAXED);
+}
+
 // A thread's finished spans for the kInterestSpans sinks (which sinks in
-// `sinks`), and the spans it has open, by depth. The owner appends without
+// `sinks`); the spans it has open are its frames. The owner appends without
 // a lock; the library's SpanBuffer (core/src/span_buffer.hpp) adds the lock
 // under which spans are handed over, by the owner or by the stopping thread.
 struct SpanRing {
   static constexpr std::uint32_t kCapacity = 1024;
   // `key` while nothing may be appended inline (a hand-over is under way).
   static constexpr std::uint32_t kClosedKey = ~std::uint32_t{0};
-  struct OpenSpan {
-    std::atomic<std::int64_t> begin_ns{0};  // 0: nothing open at this depth
-    std::atomic<std::uint32_t> generation{0};
-    std::atomic<std::uint32_t> id{0};
-    std::atomic<std::uint64_t> sinks{0};
-  };
 
   // The owner: false when full (the library hands over, then appends).
   bool append(const Span& span, std::uint64_t to) {
@@ -63,18 +72,6 @@ struct SpanRing {
     count.store(n + 1, std::memory_order_release);
     return true;
   }
-  // The owner: the span at `depth` is open (or no longer is), for a
-  // hand-over while it is.
-  void open_span(std::uint32_t depth, std::uint32_t id, std::uint64_t to, std::int64_t begin_ns,
-                 std::uint32_t gen) {
-    OpenSpan& o = open[depth];
-    o.generation.store(gen, std::memory_order_relaxed);
-    o.id.store(id, std::memory_order_relaxed);
-    o.sinks.store(to, std::memory_order_relaxed);
-    o.begin_ns.store(begin_ns, std::memory_order_release);
-  }
-  void close_span(std::uint32_t depth) { open[depth].begin_ns.store(0, std::memory_order_relaxed); }
-
   std::atomic<std::uint32_t> count{0};  // published spans: whole below it
   std::uint32_t generation = 0;         // start-up the spans belong to; changed under the lock
   bool handing_over = false;            // the owner is handing over: nothing is appended
@@ -85,7 +82,6 @@ struct SpanRing {
   const std::atomic<std::int64_t>* step = nullptr;  // the current step
   Span spans[kCapacity];
   std::uint64_t sinks[kCapacity];
-  OpenSpan open[kMaxRegionDepth];
 };
 
 // A thread's open regions, innermost last. Frames are pushed for every
@@ -94,9 +90,11 @@ struct SpanRing {
 struct RegionStack {
   static constexpr std::uint32_t kMaxDepth = kMaxRegionDepth;
 
-  std::uint64_t thread = 0;  // its number, 1 .. kMaxTrackedThreads
-  std::uint64_t serial = 0;  // of the last token made
-  std::uint32_t open = 0;    // frames in use: the depth of the next region
+  std::uint64_t thread = 0;      // its number, 1 .. kMaxTrackedThreads
+  std::uint64_t last_token = 0;  // made: first_region_token(thread) before any
+  // Frames in use: the depth of the next region. Stored with store_shared
+  // (a push: release, after the frame's fields; see Frame).
+  std::uint32_t open = 0;
   // std::uncaught_exceptions() of this thread, in the C++ runtime's globals.
   const unsigned* uncaught = nullptr;
   SpanRing* spans = nullptr;  // made out of line with the thread's first span
@@ -177,19 +175,24 @@ __attribute__((always_inline)) inline std::uint64_t enter_span_inline(RegionStac
                                   ? r->unfiltered_mask
                                   : s->frames[d - 1].inside;
   const std::uint64_t delivered = selected & r->live->load(std::memory_order_relaxed);
-  const std::uint64_t token = make_region_token(s->thread, ++s->serial);
+  // Read once: the atomic stores below would have it read again.
+  const std::uint32_t generation = r->generation;
+  const std::uint64_t token = s->last_token = next_region_token(s->last_token);
   Frame& f = s->frames[d];
-  f.id = id;
-  f.generation = r->generation;
-  f.token = token;
+  store_shared(f.id, id);
+  store_shared(f.generation, generation);
   f.inside = outer | selected;
-  f.delivered = delivered;
-  s->open = d + 1;
-  if (delivered == 0) return token;
-  f.span_key = r->generation;
-  f.begin_ns = clock_ns_inline();
+  store_shared(f.delivered, delivered);
+  if (delivered == 0) {
+    f.token = token;
+    __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+    return token;
+  }
+  f.token = token | kTokenDelivered;
+  f.span_key = generation;
   f.uncaught = *s->uncaught;
-  s->spans->open_span(d, id, delivered, f.begin_ns, r->generation);
+  store_shared(f.begin_ns, clock_ns_inline());
+  __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
   return token | kTokenDelivered;
 }
 
@@ -206,19 +209,21 @@ __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t i
       const std::uint64_t inside = d != 0 && s->frames[d - 1].generation == r->generation
                                        ? s->frames[d - 1].inside
                                        : r->unfiltered_mask;
-      const std::uint64_t token = make_region_token(s->thread, ++s->serial);
+      const std::uint64_t token = s->last_token = next_region_token(s->last_token);
       Frame& f = s->frames[d];
-      f.id = id;
-      f.generation = r->generation;
+      store_shared(f.id, id);
+      store_shared(f.generation, r->generation);
       f.token = token;
       f.inside = inside;
-      f.delivered = 0;
-      s->open = d + 1;
+      store_shared(f.delivered, std::uint64_t{0});
+      __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
       return token;
     }
-    if ((selected & ~r->span_mask) == 0 && s->spans != nullptr) {
+    if (s->spans != nullptr) {
+      // span_everything is a set of span sinks (or 0, which `selected` is not).
       if (selected == r->span_everything) return enter_span_inline<true>(s, r, id, selected);
-      if (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0) {
+      if ((selected & ~r->span_mask) == 0 &&
+          (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0)) {
         return enter_span_inline<false>(s, r, id, selected);
       }
     }
@@ -237,24 +242,30 @@ __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std
   const std::uint32_t d = s->open - 1;
   const Frame& top = s->frames[d];
   const std::uint32_t n = ring->count.load(std::memory_order_relaxed);
-  if (top.token != (token & ~kTokenDelivered) || top.span_key != ring->key ||
-      n == SpanRing::kCapacity) {
+  // The count of exceptions in flight changed since the begin: whether
+  // this end is unwinding is the library's to tell.
+  if (top.token != token || top.span_key != ring->key || n == SpanRing::kCapacity ||
+      *s->uncaught != top.uncaught) {
     return false;
   }
   // Written in place: a Span built on the stack and copied cost ten more
-  // instructions per span.
+  // instructions per span. id, depth, unwinding (0) and open (0) are one
+  // store.
   Span& span = ring->spans[n];
-  span.id = top.id;
-  span.depth = static_cast<std::uint16_t>(d);
-  span.unwinding = *s->uncaught > top.uncaught ? 1 : 0;
-  span.open = 0;
+  const std::uint64_t head = std::uint64_t{top.id} | std::uint64_t{d} << 32;
+  static_assert(offsetof(Span, id) == 0 && offsetof(Span, depth) == 4 &&
+                    offsetof(Span, unwinding) == 6 && offsetof(Span, open) == 7 &&
+                    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "Span's head is one little-endian word");
+  __builtin_memcpy(static_cast<void*>(&span), &head, sizeof(head));
   span.step = ring->step->load(std::memory_order_relaxed);
   span.begin_ns = top.begin_ns;
   span.end_ns = clock_ns_inline();
-  ring->close_span(d);
   ring->sinks[n] = top.delivered;
+  // Popped before the span is published: the stopping thread, which reads
+  // the published spans and then the open frames, never sees it as both.
+  store_shared(s->open, d);
   ring->count.store(n + 1, std::memory_order_release);
-  s->open = d;
   return true;
 }
 
@@ -265,8 +276,8 @@ __attribute__((always_inline)) inline void leave_scope_inline(std::uint64_t toke
   if (__builtin_expect(s != nullptr && s->open != 0, 1)) {
     if (__builtin_expect((token & kTokenDelivered) == 0, 1)) {
       const Frame& top = s->frames[s->open - 1];
-      if (__builtin_expect(top.token == token && top.delivered == 0, 1)) {
-        s->open = s->open - 1;
+      if (__builtin_expect(top.token == token, 1)) {  // and so not delivered
+        store_shared(s->open, s->open - 1);
         return;
       }
     } else if (s->spans != nullptr && leave_span_inline(s, token)) {

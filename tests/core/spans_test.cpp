@@ -7,8 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "recorded_events.hpp"
 #include "regiontrace/regiontrace.hpp"
@@ -171,6 +174,110 @@ TEST(Spans, TheStopHandsOverWhatALiveThreadHoldsWithTheSpansStillOpen) {
     EXPECT_EQ(spans[i]["on_os_tid"], this_tid()) << "handed over by the stopping thread";
   }
   EXPECT_LE(spans[11]["begin_ns"].get<long long>(), spans[0]["begin_ns"].get<long long>());
+}
+
+// The spans a thread has open are its frames, which the stopping thread
+// reads while the thread records on (TSan checks the reading); a span the
+// thread finishes meanwhile comes once, finished or open, never as both.
+TEST(Spans, AStopWhileAThreadRecordsGetsEachSpanOnceWholeAndItsOpenOnesNested) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  std::atomic<long> pairs{0};
+  std::atomic<bool> stop{false};
+  long worker_tid = 0;
+  std::thread worker([&] {
+    worker_tid = this_tid();
+    while (!stop.load(std::memory_order_relaxed)) {
+      RT_REGION("outer_loop");
+      {
+        RT_REGION("inner_loop");
+        pairs.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  });
+  while (pairs.load(std::memory_order_relaxed) < 5000) std::this_thread::yield();
+  shutdown();
+  const long at_stop = pairs.load(std::memory_order_relaxed);
+  stop.store(true, std::memory_order_relaxed);
+  worker.join();
+
+  std::vector<nlohmann::json> spans;
+  for (const auto& s : all_spans(read_jsonl(file))) {
+    if (s["os_tid"] == worker_tid) spans.push_back(s);
+  }
+  ASSERT_GE(spans.size(), 5000u);
+  EXPECT_LE(spans.size(), 2u * static_cast<std::size_t>(at_stop) + 2u);
+  std::set<std::pair<int, long long>> seen;  // (depth, begin): one span each
+  int open = 0;
+  for (const auto& s : spans) {
+    const int depth = s["depth"];
+    EXPECT_EQ(s["name"], depth == 0 ? "outer_loop" : "inner_loop");
+    EXPECT_LE(s["begin_ns"].get<long long>(), s["end_ns"].get<long long>());
+    EXPECT_GT(s["begin_ns"].get<long long>(), 0);
+    EXPECT_TRUE(seen.insert({depth, s["begin_ns"].get<long long>()}).second)
+        << "depth " << depth << " begun at " << s["begin_ns"] << " came twice";
+    if (s["open"] == true) ++open;
+  }
+  EXPECT_LE(open, 2);
+}
+
+// A region begun while an exception unwinds (in a destructor) and left
+// normally is not an unwinding span; the inline end leaves both cases to the
+// library when the count of exceptions in flight changed.
+TEST(Spans, ARegionBegunAndEndedWhileAnExceptionUnwindsIsNotAnUnwindingSpan) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file));
+  { RT_REGION("warm"); }  // the thread's ring exists: the ends below can be inline
+  struct CleanUp {
+    ~CleanUp() { RT_REGION("in_destructor"); }
+  };
+  try {
+    RT_REGION("throws");
+    CleanUp c;
+    throw std::runtime_error("out");
+  } catch (const std::exception&) {
+  }
+  shutdown();
+  const auto spans = all_spans(read_jsonl(file));
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[1]["name"], "in_destructor");
+  EXPECT_EQ(spans[1]["unwinding"], false);
+  EXPECT_EQ(spans[1]["depth"], 1);
+  EXPECT_EQ(spans[2]["name"], "throws");
+  EXPECT_EQ(spans[2]["unwinding"], true);
+}
+
+// An out-of-order end closes and reopens the regions inside it; one that is
+// no longer selected when reopened (its step is filtered out now) records no
+// second span, though its guard's token still says delivered.
+TEST(Spans, ARegionReopenedUnselectedByAnOutOfOrderEndRecordsNoSecondSpan) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  init(span_options(file, {{"sinks.recorder.steps", "1"}}));
+  set_step(1);
+  { RT_REGION("warm"); }
+  testing::internal::CaptureStderr();
+  Token outer = begin("outer_token");
+  {
+    RT_REGION("inner_scope");
+    set_step(2);
+    end(outer);  // inner_scope is closed, then reopened under step 2
+  }
+  testing::internal::GetCapturedStderr();
+  shutdown();
+  const auto spans = all_spans(read_jsonl(file));
+  std::vector<std::string> names;
+  for (const auto& s : spans) {
+    names.push_back(s["name"]);
+    EXPECT_GT(s["begin_ns"].get<long long>(), 0) << s.dump();
+    EXPECT_EQ(s["open"], false) << s.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"warm", "inner_scope", "outer_token"}));
 }
 
 TEST(Spans, SpanAndEventSinksSideBySideGetTheSameTimesForTheRegionsBothSelected) {

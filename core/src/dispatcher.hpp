@@ -68,6 +68,8 @@ class Dispatcher {
   // core/torch installs its aten-op observer through this switch; it is
   // turned on while a running sink asks for op outputs.
   void set_op_observer_switch(void (*fn)(bool on));
+  // The inline event path's catch: `table`'s event sink threw.
+  void event_sink_threw(const RoutingTable& table, const char* callback, const char* what);
 
  private:
   Dispatcher();
@@ -156,6 +158,10 @@ __attribute__((always_inline)) inline void Dispatcher::deliver(const RoutingTabl
 // a thread past kMaxTrackedThreads (its regions are not tracked).
 ThreadStack* current_thread_stack();
 std::int64_t now_ns();
+// Decides the library clock's source now (it calibrates on its first
+// reading otherwise), so that inline code knows whether to read
+// CLOCK_MONOTONIC itself (g_clock_monotonic).
+void settle_clock();
 
 // Tests: sets the number the next new thread's counter starts from and
 // returns the old value, so that the thread limit can be reached.

@@ -21,8 +21,15 @@ namespace {
 sdk::clock::CalibratedClock g_clock(sdk::clock::CalibratedClock::Source::kTsc, &g_clock_segment);
 }  // namespace
 
+std::atomic<bool> g_clock_monotonic{false};
+
 std::int64_t now_ns() {
   return g_clock.now_ns();
+}
+
+void settle_clock() {
+  // uses_tsc() calibrates, once per process (~200 us with the TSC).
+  g_clock_monotonic.store(!g_clock.uses_tsc(), std::memory_order_relaxed);
 }
 
 // Inlined into every caller: out of line it costs a routed region pair ~3 ns.

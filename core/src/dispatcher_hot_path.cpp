@@ -185,9 +185,10 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   f.inside = outer | selected;
   store_shared(f.delivered, delivered);
   // Not an earlier frame's time (deliver_begin stamps it after the push)
-  // nor span_key.
+  // nor keys.
   store_shared(f.begin_ns, std::int64_t{0});
   f.span_key = 0;
+  f.event_key = 0;
   stack.pushed();
   if (__builtin_expect(selected == 0, 1)) return token;
   if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
@@ -196,6 +197,8 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   f.token = token;
   deliver_begin(stack, table, f, id, delivered, depth);
   f.uncaught = stack.uncaught_exceptions();
+  // Its begin built the path: the end can be delivered inline.
+  if (delivered == table.event_sink_bit) f.event_key = table.generation();
   return token;
 }
 
@@ -289,6 +292,15 @@ void leave(std::uint64_t token, bool unwinding) {
 void leave_scope(std::uint64_t token) {
   Dispatcher::instance().leave_scope(token);
 }
+void event_sink_threw(const RegionRouting* r, const char* callback, const char* what) noexcept {
+  try {
+    Dispatcher::instance().event_sink_threw(
+        *static_cast<const RoutingTable*>(r), callback,
+        what != nullptr ? what : "an exception that is not a std::exception");
+  } catch (...) {
+    // Reporting it failed (out of memory): the sink is off all the same.
+  }
+}
 
 void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding) {
   std::uint32_t index = stack.depth();
@@ -329,6 +341,7 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
       g.inside = f.inside;
       g.uncaught = f.uncaught;
       g.span_key = f.span_key;
+      g.event_key = f.event_key;
       store_shared(g.id, f.id);
       store_shared(g.generation, f.generation);
       store_shared(g.delivered, f.delivered);

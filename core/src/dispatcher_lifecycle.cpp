@@ -28,6 +28,12 @@ void Dispatcher::fail(SinkSlot& slot, const char* callback, const char* what) {
   }
 }
 
+void Dispatcher::event_sink_threw(const RoutingTable& table, const char* callback,
+                                  const char* what) {
+  const auto index = static_cast<std::size_t>(__builtin_ctzll(table.event_sink_bit));
+  fail(*table.slots()[index], callback, what);
+}
+
 void Dispatcher::recompute_live_locked() {
   const RoutingTable* t = table_.load(std::memory_order_relaxed);
   std::uint64_t live = 0;
@@ -45,6 +51,8 @@ void Dispatcher::route_region(RoutingTable& table, const RegionEntry& entry) {
   for (SinkSlot* slot : table.slots()) {
     if (slot->regions.matches(entry.name)) mask |= std::uint64_t{1} << slot->index;
   }
+  // The name first: the inline event path reads it once the mask is set.
+  table.set_region_name(entry.id, entry.name);
   table.set_region_mask(entry.id, mask);
   const RegionInfo info{entry.id, entry.name, entry.description, entry.color};
   deliver(table, mask & enabled_.load(), "on_region_routed",
@@ -78,7 +86,9 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
   tables_.push_back(std::make_unique<RoutingTable>(std::move(raw), capacity, generation));
   RoutingTable* t = tables_.back().get();
   t->live = &live_;
+  t->enabled = &enabled_;
   t->step = &step_;
+  settle_clock();
   slots_ = std::move(slots);
   enabled_.store(enabled);
   for (std::size_t i = 0; i < registry.size(); ++i) {

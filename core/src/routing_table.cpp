@@ -6,9 +6,11 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
                            std::uint32_t generation)
     : slots_(std::move(slots)),
       masks_(new std::atomic<std::uint64_t>[capacity]),
-      entered_(new std::atomic<std::uint8_t>[capacity]) {
+      entered_(new std::atomic<std::uint8_t>[capacity]),
+      names_(new std::string_view[capacity]) {
   RegionRouting::masks = masks_.get();
   RegionRouting::entered = entered_.get();
+  RegionRouting::names = names_.get();
   RegionRouting::capacity = capacity;
   RegionRouting::generation = generation;
   for (std::size_t i = 0; i < capacity; ++i) {
@@ -36,14 +38,24 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
   }
   // A region all sinks selected: its frame's `inside` is all sinks.
   if (all != 0 && span_mask == all && !track_entered) span_everything = all;
+  // One event sink: a region only it selected gets its events inline.
+  if (region_event_mask != 0 && (region_event_mask & (region_event_mask - 1)) == 0) {
+    const auto index = static_cast<std::size_t>(__builtin_ctzll(region_event_mask));
+    event_sink = slots_[index]->sink;
+    event_sink_bit = region_event_mask;
+    event_sink_timed = (time_mask & region_event_mask) != 0;
+  }
 }
 
 std::unique_ptr<RoutingTable> RoutingTable::grown(std::size_t capacity) const {
   auto t = std::make_unique<RoutingTable>(slots_, capacity, generation());
   t->live = live;
+  t->enabled = enabled;
   t->step = step;
-  for (std::size_t i = 0; i < region_capacity(); ++i)
+  for (std::size_t i = 0; i < region_capacity(); ++i) {
+    t->set_region_name(static_cast<RegionId>(i), names_[i]);
     t->set_region_mask(static_cast<RegionId>(i), region_mask(static_cast<RegionId>(i)));
+  }
   return t;
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "regiontrace/detail/region_stack.hpp"
@@ -26,6 +27,8 @@ class RoutingTable : public RegionRouting {
   void set_region_mask(RegionId id, std::uint64_t mask) {
     masks_[id].store(mask, std::memory_order_relaxed);
   }
+  // The registry's name (its storage outlives every table).
+  void set_region_name(RegionId id, std::string_view name) { names_[id] = name; }
   std::size_t region_capacity() const { return capacity; }
   std::unique_ptr<RoutingTable> grown(std::size_t capacity) const;
 
@@ -50,6 +53,7 @@ class RoutingTable : public RegionRouting {
   std::vector<SinkSlot*> slots_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> masks_;   // RegionRouting::masks
   std::unique_ptr<std::atomic<std::uint8_t>[]> entered_;  // RegionRouting::entered
+  std::unique_ptr<std::string_view[]> names_;             // RegionRouting::names
 };
 
 }  // namespace regiontrace::detail

@@ -34,14 +34,15 @@ SpanBuffer& ThreadStack::make_spans(std::uint32_t generation) {
 
 void ThreadStack::build_path(std::uint32_t valid, std::uint32_t depth) {
   const RegionRegistry& registry = RegionRegistry::instance();
-  path_.resize(valid == 0 ? 0 : built_end_[valid - 1]);
+  path_.resize(valid == 0 ? 0 : path_end[valid - 1]);
   for (std::uint32_t i = valid; i < depth; ++i) {
     if (i != 0) path_ += '/';
     path_ += registry.entry(frames[i].id).name;
-    built_ids_[i] = frames[i].id;
-    built_end_[i] = static_cast<std::uint32_t>(path_.size());
+    path_ids[i] = frames[i].id;
+    path_end[i] = static_cast<std::uint32_t>(path_.size());
   }
-  built_depth_ = depth;
+  path_depth = depth;
+  path_text = path_.data();  // the inline event path reads it (appending may move it)
 }
 
 }  // namespace regiontrace::detail

@@ -52,14 +52,14 @@ class ThreadStack : public RegionStack {
     if (depth > open) depth = open;
     if (depth == 0) return {};
     std::uint32_t valid = 0;
-    while (valid < depth && valid < built_depth_ && built_ids_[valid] == frames[valid].id) ++valid;
+    while (valid < depth && valid < path_depth && path_ids[valid] == frames[valid].id) ++valid;
     if (__builtin_expect(valid < depth, 0)) build_path(valid, depth);
-    return std::string_view(path_.data(), built_end_[depth - 1]);
+    return std::string_view(path_text, path_end[depth - 1]);
   }
   // path(depth) for a frame at depth - 1 that is still open and whose
   // begin event built its path: nothing under it can have changed since.
   std::string_view open_path(std::uint32_t depth) const {
-    return std::string_view(path_.data(), built_end_[depth - 1]);
+    return std::string_view(path_text, path_end[depth - 1]);
   }
 
  private:
@@ -67,11 +67,9 @@ class ThreadStack : public RegionStack {
   __attribute__((noinline)) void build_path(std::uint32_t valid, std::uint32_t depth);
 
   std::unique_ptr<SpanBuffer> owned_spans_;  // RegionStack::spans
-  // path_ holds the names of built_ids_[0, built_depth_), ending at built_end_.
+  // The text of RegionStack::path_text (the names of path_ids[0,
+  // path_depth), each ending at its path_end).
   std::string path_;
-  std::uint32_t built_depth_ = 0;
-  RegionId built_ids_[kMaxDepth];
-  std::uint32_t built_end_[kMaxDepth];
 };
 
 }  // namespace regiontrace::detail

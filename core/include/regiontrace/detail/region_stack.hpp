@@ -1,10 +1,12 @@
 // The part of a thread's region stack and of the routing table that the
 // inline fast path of Region reads: entering and leaving a region that no
-// sink selected, and recording one that only span sinks selected (into the
-// thread's SpanRing), while sinks run. Out of line that pair was two calls
-// through the PLT and ~60 instructions; inline, a few loads and stores in
-// the caller. Everything else (regions for event sinks, begin/end tokens, a
-// thread's first region or span, a full ring, repairs) goes through
+// sink selected, recording one that only span sinks selected (into the
+// thread's SpanRing), and delivering the begin and end events of one that
+// only the table's one region-event sink selected, while sinks run. Out of
+// line that pair was two calls through the PLT and ~60 instructions (an
+// event pair ~190); inline, a few loads and stores in the caller. Everything
+// else (several event sinks, begin/end tokens, a thread's first region or
+// span, a path not built yet, a full ring, repairs) goes through
 // detail::enter / detail::leave_scope.
 //
 // Not a stable interface: the layout is the library's, and a program built
@@ -12,14 +14,30 @@
 // library's SONAME carries its version).
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <string_view>
 
 #include "regiontrace/detail/region_token.hpp"
 #include "regiontrace/export.hpp"
 #include "regiontrace/sdk/clock_segment.hpp"
 #include "regiontrace/sdk/events.hpp"
+#include "regiontrace/sdk/sink.hpp"
+
+// The inline event path calls the sink from the caller's code and catches
+// what it throws there, as the library does: a translation unit built
+// without exceptions (or against another SDK ABI than the library's) goes
+// out of line instead.
+#if (defined(__cpp_exceptions) || defined(__EXCEPTIONS)) && \
+    REGIONTRACE_SDK_ABI_VERSION == REGIONTRACE_SDK_ABI_VERSION_CURRENT
+#define REGIONTRACE_INLINE_EVENTS 1
+#else
+#define REGIONTRACE_INLINE_EVENTS 0
+#endif
 
 namespace regiontrace::detail {
 
@@ -44,6 +62,10 @@ struct alignas(64) Frame {
   // A frame only span sinks got: its generation, which its end compares
   // with SpanRing::key to append its span inline; 0 for every other frame.
   std::uint32_t span_key = 0;
+  // A frame only RegionRouting::event_sink got: its generation, which its
+  // end compares with the running table's to deliver the end inline; 0 for
+  // every other frame.
+  std::uint32_t event_key = 0;
 };
 
 constexpr std::uint32_t kMaxRegionDepth = 256;
@@ -98,6 +120,14 @@ struct RegionStack {
   // std::uncaught_exceptions() of this thread, in the C++ runtime's globals.
   const unsigned* uncaught = nullptr;
   SpanRing* spans = nullptr;  // made out of line with the thread's first span
+  // The path text events carry ("outer/inner"), built out of line for the
+  // regions path_ids[0, path_depth) and kept across pops: the frame at
+  // depth d has the path [path_text, path_text + path_end[d]) while
+  // frames[0, d] hold path_ids[0, d]. The inline event path reads it.
+  const char* path_text = nullptr;
+  std::uint32_t path_depth = 0;
+  std::uint32_t path_ids[kMaxDepth];
+  std::uint32_t path_end[kMaxDepth];
   Frame frames[kMaxDepth];
 };
 
@@ -120,9 +150,17 @@ struct RegionRouting {
   // Some filter waits for a name no region had at start-up: a region's
   // first entry under this table goes out of line, to be noted.
   bool track_entered = false;
-  const std::atomic<std::uint8_t>* entered = nullptr;  // by region id
-  const std::atomic<std::uint64_t>* live = nullptr;    // sinks on, step selected
-  const std::atomic<std::int64_t>* step = nullptr;     // the current step
+  const std::atomic<std::uint8_t>* entered = nullptr;   // by region id
+  const std::atomic<std::uint64_t>* live = nullptr;     // sinks on, step selected
+  const std::atomic<std::uint64_t>* enabled = nullptr;  // sinks on (a failed one is not)
+  const std::atomic<std::int64_t>* step = nullptr;      // the current step
+  // The table's only sink that takes region events (not spans), and its
+  // bit; null and 0 when there are none or several. A region only it
+  // selected has its events built and delivered inline.
+  Sink* event_sink = nullptr;
+  std::uint64_t event_sink_bit = 0;
+  bool event_sink_timed = false;            // it asked for time_ns
+  const std::string_view* names = nullptr;  // by region id, [0, capacity)
 };
 
 // The calling thread's stack: null until its first region (made out of
@@ -141,12 +179,20 @@ REGIONTRACE_API std::uint64_t enter(std::uint32_t id);
 REGIONTRACE_API std::uint64_t enter_selected(RegionStack* s, const RegionRouting* r,
                                              std::uint32_t id, std::uint64_t selected);
 REGIONTRACE_API void leave_scope(std::uint64_t token);
+// The event sink of table `r` threw from `callback` (`what`: the
+// exception's message, null when it is not a std::exception): it is
+// switched off as when the library called it.
+REGIONTRACE_API void event_sink_threw(const RegionRouting* r, const char* callback,
+                                      const char* what) noexcept;
 // The library's clock (sdk/clock.hpp's, CLOCK_MONOTONIC ns): spans recorded
 // here and in the library must share one calibration to nest.
 REGIONTRACE_API std::int64_t clock_ns();
 // The library clock's current segment: null until it is calibrated, and for
 // good without the TSC (REGIONTRACE_CLOCK=monotonic, or no invariant TSC).
 extern REGIONTRACE_API std::atomic<const sdk::clock::Segment*> g_clock_segment;
+// Set once the library clock has settled on CLOCK_MONOTONIC: inline code
+// then calls clock_gettime itself (three calls less than through clock_ns).
+extern REGIONTRACE_API std::atomic<bool> g_clock_monotonic;
 
 // clock_ns(), read here while the TSC is inside the library clock's current
 // segment (two calls through the PLT and a function-local static guard less
@@ -159,6 +205,11 @@ __attribute__((always_inline)) inline std::int64_t clock_ns_inline() {
     if (__builtin_expect(t < seg->next_check_tsc, 1)) return seg->value_at(t);
   }
 #endif
+  if (g_clock_monotonic.load(std::memory_order_relaxed)) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
   return clock_ns();
 }
 
@@ -196,6 +247,70 @@ __attribute__((always_inline)) inline std::uint64_t enter_span_inline(RegionStac
   return token | kTokenDelivered;
 }
 
+#if REGIONTRACE_INLINE_EVENTS
+// Whether the path text built out of line is that of the frames [0, d) and
+// region `id` at depth d: then an event at depth d > 0 needs nothing built.
+__attribute__((always_inline)) inline bool path_built(const RegionStack* s, std::uint32_t d,
+                                                      std::uint32_t id) {
+  if (s->path_depth <= d || s->path_ids[d] != id) return false;
+  for (std::uint32_t i = 0; i < d; ++i) {
+    if (s->path_ids[i] != s->frames[i].id) return false;
+  }
+  return true;
+}
+
+// Calls the table's event sink as the library's dispatch does: what it
+// throws switches it off, the application goes on.
+template <bool ending>
+__attribute__((always_inline)) inline void deliver_event_inline(const RegionRouting* r,
+                                                                const RegionEvent& ev) {
+  constexpr const char* kCallback = ending ? "on_region_end" : "on_region_begin";
+  try {
+    if (ending) {
+      r->event_sink->on_region_end(ev);
+    } else {
+      r->event_sink->on_region_begin(ev);
+    }
+  } catch (const std::exception& e) {
+    event_sink_threw(r, kCallback, e.what());
+  } catch (...) {
+    event_sink_threw(r, kCallback, nullptr);
+  }
+}
+
+// A region only r->event_sink selected (live, path built): pushed, stamped
+// when the sink asked for time, and its begin event delivered here.
+__attribute__((always_inline)) inline std::uint64_t enter_event_inline(RegionStack* s,
+                                                                       const RegionRouting* r,
+                                                                       std::uint32_t id,
+                                                                       std::uint64_t selected) {
+  const std::uint32_t d = s->open;
+  const std::uint64_t outer = d == 0 || s->frames[d - 1].generation != r->generation
+                                  ? r->unfiltered_mask
+                                  : s->frames[d - 1].inside;
+  const std::uint32_t generation = r->generation;
+  const std::uint64_t token = (s->last_token = next_region_token(s->last_token)) | kTokenDelivered;
+  Frame& f = s->frames[d];
+  store_shared(f.id, id);
+  store_shared(f.generation, generation);
+  f.token = token;
+  f.inside = outer | selected;
+  store_shared(f.delivered, selected);
+  f.span_key = 0;
+  f.event_key = generation;
+  f.uncaught = *s->uncaught;
+  const std::int64_t now = r->event_sink_timed ? clock_ns_inline() : 0;
+  store_shared(f.begin_ns, now);
+  __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+  const std::string_view name = r->names[id];
+  deliver_event_inline<false>(
+      r, RegionEvent{id, name, d == 0 ? name : std::string_view(s->path_text, s->path_end[d]),
+                     static_cast<int>(d), r->step->load(std::memory_order_relaxed), s->thread, now,
+                     false, 0});
+  return token;
+}
+#endif
+
 // detail::enter(id), with the unselected case done here.
 __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t id) {
   RegionStack* const s = t_region_stack;
@@ -227,6 +342,14 @@ __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t i
         return enter_span_inline<false>(s, r, id, selected);
       }
     }
+#if REGIONTRACE_INLINE_EVENTS
+    // event_sink_bit is one sink (or 0, which `selected` is not).
+    if (selected == r->event_sink_bit && (r->live->load(std::memory_order_relaxed) & selected) &&
+        (!r->track_entered || r->entered[id].load(std::memory_order_relaxed) != 0) &&
+        (s->open == 0 || path_built(s, s->open, id))) {
+      return enter_event_inline(s, r, id, selected);
+    }
+#endif
     return enter_selected(s, r, id, selected);
   }
   return enter(id);
@@ -269,6 +392,32 @@ __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std
   return true;
 }
 
+#if REGIONTRACE_INLINE_EVENTS
+// The end of a delivered frame, when its end event can be delivered here:
+// a frame only the running table's event sink got, of this start-up, the
+// sink still on, no exception in flight that was not at the begin. False:
+// out of line.
+__attribute__((always_inline)) inline bool leave_event_inline(RegionStack* s, std::uint64_t token) {
+  const std::uint32_t d = s->open - 1;
+  const Frame& top = s->frames[d];
+  const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
+  if (top.token != token || r == nullptr || top.event_key != r->generation ||
+      (r->enabled->load(std::memory_order_relaxed) & r->event_sink_bit) == 0 ||
+      *s->uncaught != top.uncaught) {
+    return false;
+  }
+  const std::int64_t now = r->event_sink_timed ? clock_ns_inline() : 0;
+  const std::uint32_t id = top.id;
+  const std::string_view name = r->names[id];
+  deliver_event_inline<true>(
+      r, RegionEvent{id, name, d == 0 ? name : std::string_view(s->path_text, s->path_end[d]),
+                     static_cast<int>(d), r->step->load(std::memory_order_relaxed), s->thread, now,
+                     false, top.begin_ns});
+  store_shared(s->open, d);
+  return true;
+}
+#endif
+
 // detail::leave_scope(token), with the innermost undelivered frame popped
 // here, and the span of a span-only frame appended here.
 __attribute__((always_inline)) inline void leave_scope_inline(std::uint64_t token) {
@@ -280,10 +429,13 @@ __attribute__((always_inline)) inline void leave_scope_inline(std::uint64_t toke
         store_shared(s->open, s->open - 1);
         return;
       }
-    } else if (s->spans != nullptr && leave_span_inline(s, token)) {
-      // Checked here first: a delivered end on a thread that never
-      // recorded a span (event sinks) makes no call before its own.
-      return;
+    } else {
+      // The spans' check first: s->spans is null on a thread that never
+      // recorded a span (event sinks), which then makes no call.
+      if (s->spans != nullptr && leave_span_inline(s, token)) return;
+#if REGIONTRACE_INLINE_EVENTS
+      if (leave_event_inline(s, token)) return;
+#endif
     }
   }
   leave_scope(token);

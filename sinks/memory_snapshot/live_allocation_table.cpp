@@ -153,7 +153,7 @@ void LiveAllocationTable::remove_at(Shard& s, std::size_t i) {
   for (;;) {
     j = (j + 1) & s.mask;
     if (s.slots[j].address == 0) break;
-    const std::size_t k = home(s, mix(s.slots[j].address));
+    const std::size_t k = home(s, mix(s.slots[j].address), s.slots[j].address);
     const bool movable = (i <= j) ? (k <= i || k > j) : (k <= i && k > j);
     if (movable) {
       s.slots[i] = s.slots[j];

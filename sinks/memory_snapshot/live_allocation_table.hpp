@@ -11,6 +11,17 @@
 // with several shards a shard can fill up a little before the whole table
 // does; small tables have one shard and an exact bound.
 //
+// Where an address goes keeps the allocator's locality: a hash of its 4 kB
+// page picks the shard and a window of 64 consecutive slots, its 64-byte
+// line within the page (c10 aligns allocations to 64 bytes) the slot in the
+// window. Allocators hand out addresses that march through a page, so the
+// probes march through the table and the hardware prefetcher has the slots
+// loaded ahead; a hash of the whole address sent every insert to a cold
+// line (a cache miss that was most of the cost of tracking, the benchmark's
+// 1.6x). The price: a page packed with 64-byte allocations fills its window,
+// so neighbours probe further (about 1.3x per operation in that worst case,
+// measured with the table at 90% of its bound).
+//
 // The table also keeps the bytes each region path holds (live_bytes()): per
 // shard, updated under the shard's lock that the insert or erase holds
 // anyway, so an allocation event costs one locked instruction here (the
@@ -77,6 +88,13 @@ class LiveAllocationTable {
   // Empties the table and returns its pages to the system. Any thread.
   void clear();
 
+  // Starts loading the slot an insert or erase of `address` probes first,
+  // so that a miss overlaps the caller's other work (a new page's window).
+  void prefetch(std::uintptr_t address) const {
+    const std::uint64_t h = mix(address);
+    const Shard& s = shard_of(h);
+    __builtin_prefetch(&s.slots[home(s, h, address)], 1);
+  }
   InsertResult insert(const LiveAllocation& a, LiveAllocation* replaced);
   // False when the address is not tracked (allocated before tracking
   // started, or not kept because the table was full).
@@ -108,11 +126,12 @@ class LiveAllocationTable {
   };
 
   static std::uint64_t mix(std::uintptr_t address);
-  Shard& shard_of(std::uint64_t h) {
+  Shard& shard_of(std::uint64_t h) const {
     return shards_[shard_bits_ == 0 ? 0 : static_cast<std::size_t>(h >> (64 - shard_bits_))];
   }
-  static std::size_t home(const Shard& s, std::uint64_t h) {
-    return static_cast<std::size_t>(h >> 8) & s.mask;
+  // `h`: mix(address). The page's window, then the line within the page.
+  static std::size_t home(const Shard& s, std::uint64_t h, std::uintptr_t address) {
+    return static_cast<std::size_t>((h >> 8) + ((address >> 6) & 63)) & s.mask;
   }
   static void remove_at(Shard& s, std::size_t i);
   // Owner of s.mutex.
@@ -135,8 +154,8 @@ class LiveAllocationTable {
 
 // Inline: called for every allocation event with tracking on.
 inline std::uint64_t LiveAllocationTable::mix(std::uintptr_t address) {
-  // Allocations are 16-byte aligned or more: drop those bits, then spread.
-  std::uint64_t x = static_cast<std::uint64_t>(address) >> 4;
+  // The page: every address in it shares the shard and the window.
+  std::uint64_t x = static_cast<std::uint64_t>(address) >> 12;
   x ^= x >> 31;
   x *= 0x9E3779B97F4A7C15ull;
   x ^= x >> 29;
@@ -148,7 +167,7 @@ inline LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveA
   const std::uint64_t h = mix(a.address);
   Shard& s = shard_of(h);
   std::lock_guard<SpinLock> lock(s.mutex);
-  std::size_t i = home(s, h);
+  std::size_t i = home(s, h, a.address);
   while (s.slots[i].address != 0) {
     if (s.slots[i].address == a.address) {
       if (replaced != nullptr) *replaced = s.slots[i];
@@ -170,7 +189,7 @@ inline bool LiveAllocationTable::erase(std::uintptr_t address, LiveAllocation* r
   const std::uint64_t h = mix(address);
   Shard& s = shard_of(h);
   std::lock_guard<SpinLock> lock(s.mutex);
-  for (std::size_t i = home(s, h); s.slots[i].address != 0; i = (i + 1) & s.mask) {
+  for (std::size_t i = home(s, h, address); s.slots[i].address != 0; i = (i + 1) & s.mask) {
     if (s.slots[i].address == address) {
       if (removed != nullptr) *removed = s.slots[i];
       add_path_bytes(s, s.slots[i].path, -s.slots[i].bytes);

@@ -281,6 +281,7 @@ TrackingStats MemorySnapshotSink::tracking_stats() const {
 
 void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t address,
                                        std::int64_t bytes, std::int64_t device_total, int device) {
+  if (table_) table_->prefetch(address);
   std::int64_t now;
   if (device == kCpuDevice) {
     now = counters_.add(kCpuDevice, bytes);

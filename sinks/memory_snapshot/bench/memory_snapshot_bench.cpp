@@ -10,8 +10,8 @@
 //   many rounds: each batch starts its configuration (a sink instance, as an
 //   application's init() would), warms it up until it is in its steady state
 //   (the reporter installed, the tracking table's pages touched: the
-//   allocation loop cycles through ~1,700 addresses, spread over the whole
-//   table), then times a batch (thread CPU time) and shuts down. Each
+//   allocation loop marches through ~1,700 addresses, some 200 kB of heap),
+//   then times a batch (thread CPU time) and shuts down. Each
 //   configuration's fastest batch is the figure other work disturbed least,
 //   and the turns make a busy moment hit every configuration alike. The
 //   verdict takes the fastest repetition's figures (--benchmark_repetitions).

@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace regiontrace::memory {
 namespace {
@@ -126,6 +127,44 @@ TEST(LiveAllocationTable, RandomOperationsAgreeWithAMap) {
   }
   EXPECT_EQ(t.size(), model.size());
   for (const LiveAllocation& a : t.copy()) EXPECT_EQ(model.at(a.address), a.bytes);
+}
+
+TEST(LiveAllocationTable, PackedAndMarchingAddressesAgreeWithAMap) {
+  // What allocators do: 64-byte allocations packed page after page (whole
+  // windows of the table full), the oldest freed first or at random.
+  LiveAllocationTable t(1000);  // one shard: an exact bound
+  std::unordered_map<std::uintptr_t, std::int64_t> model;
+  std::vector<std::uintptr_t> live;
+  std::mt19937_64 rng(7);
+  std::uintptr_t next = 0x7f0000001000;
+  for (int i = 0; i < 100000; ++i) {
+    if (live.size() < 900 && rng() % 3 != 0) {
+      const std::int64_t bytes = static_cast<std::int64_t>(rng() % 1000) + 1;
+      ASSERT_EQ(t.insert(at(next, bytes), nullptr), LiveAllocationTable::InsertResult::kInserted)
+          << "at operation " << i;
+      model[next] = bytes;
+      live.push_back(next);
+      next += 64;
+    } else if (!live.empty()) {
+      const std::size_t k = rng() % 2 == 0 ? 0 : rng() % live.size();
+      LiveAllocation removed;
+      ASSERT_TRUE(t.erase(live[k], &removed)) << "at operation " << i;
+      EXPECT_EQ(removed.bytes, model.at(live[k]));
+      model.erase(live[k]);
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  EXPECT_EQ(t.size(), model.size());
+  for (const LiveAllocation& a : t.copy()) EXPECT_EQ(model.at(a.address), a.bytes);
+  // Filled to the bound with packed pages: the bound holds, nothing is lost.
+  while (live.size() < 1000) {
+    ASSERT_EQ(t.insert(at(next, 1), nullptr), LiveAllocationTable::InsertResult::kInserted);
+    live.push_back(next);
+    next += 64;
+  }
+  EXPECT_EQ(t.insert(at(next, 1), nullptr), LiveAllocationTable::InsertResult::kFull);
+  for (const std::uintptr_t address : live) EXPECT_TRUE(t.erase(address, nullptr));
+  EXPECT_EQ(t.size(), 0u);
 }
 
 TEST(LiveAllocationTable, ConcurrentInsertsAndErases) {

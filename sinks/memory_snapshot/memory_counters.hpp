@@ -23,6 +23,15 @@ class MemoryCounters {
     mark_seen(device);
     return slots_[device].bytes.fetch_add(delta, std::memory_order_relaxed) + delta;
   }
+  // add() for callers serialised by a lock that every other adder of
+  // `device` holds too (the tracking table's): a plain load and store.
+  std::int64_t add_serialised(int device, std::int64_t delta) {
+    mark_seen(device);
+    std::atomic<std::int64_t>& b = slots_[device].bytes;
+    const std::int64_t now = b.load(std::memory_order_relaxed) + delta;
+    b.store(now, std::memory_order_relaxed);
+    return now;
+  }
   void set(int device, std::int64_t value) {
     mark_seen(device);
     slots_[device].bytes.store(value, std::memory_order_relaxed);

@@ -281,39 +281,53 @@ TrackingStats MemorySnapshotSink::tracking_stats() const {
 
 void MemorySnapshotSink::on_allocation(ThreadAccounting* owner, std::uintptr_t address,
                                        std::int64_t bytes, std::int64_t device_total, int device) {
-  if (table_) table_->prefetch(address);
-  std::int64_t now;
+  if (bytes == 0) return;
+  if (owner != nullptr) owner->note_heard();
+  if (table_) {
+    track(owner, address, bytes, device_total, device);
+    return;
+  }
+  std::int64_t now = device_total;
   if (device == kCpuDevice) {
     now = counters_.add(kCpuDevice, bytes);
   } else {
-    now = device_total;
     counters_.set(device, now);
   }
-  if (owner != nullptr) owner->note_heard();
-  if (bytes > 0) {
-    int path = RegionPaths::kOutside;
-    if (owner != nullptr) {
-      path = owner->current_path.load(std::memory_order_relaxed);
-      owner->note_peak(device, now);
+  if (bytes > 0 && owner != nullptr) owner->note_peak(device, now);
+}
+
+inline void MemorySnapshotSink::track(ThreadAccounting* owner, std::uintptr_t address,
+                                      std::int64_t bytes, std::int64_t device_total, int device) {
+  // Every tracked event takes the table's lock: the device's figure is
+  // counted under it, a plain add instead of a second locked instruction.
+  std::int64_t now = device_total;
+  const auto count = [&] {
+    if (device == kCpuDevice) {
+      now = counters_.add_serialised(kCpuDevice, bytes);
+    } else {
+      counters_.set(device, now);
     }
-    if (!table_) return;
-    LiveAllocation a;
-    a.address = address;
-    a.bytes = bytes;
-    a.step = step_.load(std::memory_order_relaxed);
-    a.path = path;
-    a.device = device;
-    // The table settles the paths' held bytes itself (kReplaced: the stale
-    // entry's path gives its bytes back).
-    if (table_->insert(a, nullptr) == LiveAllocationTable::InsertResult::kFull) {
-      overflow_count_.fetch_add(1, std::memory_order_relaxed);
-      overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-    }
-  } else if (bytes < 0 && table_) {
-    if (!table_->erase(address, nullptr)) {
+  };
+  if (bytes < 0) {
+    if (!table_->erase(address, nullptr, count)) {
       untracked_frees_.fetch_add(1, std::memory_order_relaxed);
     }
+    return;
   }
+  LiveAllocation a;
+  a.address = address;
+  a.bytes = bytes;
+  a.step = step_.load(std::memory_order_relaxed);
+  a.path = owner != nullptr ? owner->current_path.load(std::memory_order_relaxed)
+                            : RegionPaths::kOutside;
+  a.device = device;
+  // The table settles the paths' held bytes itself (kReplaced: the stale
+  // entry's path gives its bytes back).
+  if (table_->insert(a, nullptr, count) == LiveAllocationTable::InsertResult::kFull) {
+    overflow_count_.fetch_add(1, std::memory_order_relaxed);
+    overflow_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  if (owner != nullptr) owner->note_peak(device, now);
 }
 
 void MemorySnapshotSink::on_out_of_memory(int device, std::int64_t bytes) {

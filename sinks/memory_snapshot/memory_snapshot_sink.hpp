@@ -60,6 +60,9 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
  private:
   ThreadAccounting* accounting(std::uint64_t thread_id, bool create);
   ThreadAccounting* bind_thread(std::uint64_t thread_id);
+  // on_allocation() with track_allocations.
+  void track(ThreadAccounting* owner, std::uintptr_t address, std::int64_t bytes,
+             std::int64_t device_total, int device);
   void throw_if_failed();
   void note_stood_aside(const RegionEvent& e);
   void snapshot_after_exit(const RegionEvent& e, ThreadAccounting& acc, std::int64_t step);

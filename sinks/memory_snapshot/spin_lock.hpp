@@ -1,5 +1,5 @@
 // A lock for critical sections of a few dozen instructions taken on every
-// libtorch allocation (the live-allocation table's shards): cheaper than a
+// libtorch allocation (the live-allocation table's): cheaper than a
 // mutex uncontended, and it yields instead of burning a core when the
 // holder was preempted.
 #pragma once

@@ -17,6 +17,10 @@
 //   verdict takes the fastest repetition's figures (--benchmark_repetitions).
 // - Per region pair (enter + exit) with the sink on (figures, RSS read,
 //   record queued), with rss off, and with no sink.
+// - The live-allocation table alone, per erase + insert, with the default
+//   bound and 10,000 or 90,000 live entries, for three address patterns:
+//   64-byte allocations packed page after page (a slab allocator), a march
+//   in 192-byte steps (glibc under c10's 64-byte alignment), and random.
 // Every configuration runs in this process, in this run; the ratios are
 // printed at the end.
 #include <benchmark/benchmark.h>
@@ -27,10 +31,13 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_workload.hpp"
+#include "live_allocation_table.hpp"
 #include "ratio_reporter.hpp"
 #include "regiontrace/regiontrace.hpp"
 
@@ -169,6 +176,46 @@ void BM_RegionPair_SinkNoRss(benchmark::State& s) {
   region_pairs(s, true, false);
 }
 
+// The oldest entry freed, a new one made, `live` entries kept: what the
+// table sees from an allocator in its steady state.
+void BM_TableChurn(benchmark::State& state, int pattern, std::size_t live) {
+  using regiontrace::memory::LiveAllocation;
+  using regiontrace::memory::LiveAllocationTable;
+  LiveAllocationTable table(100000, 64);  // max_tracked's default
+  std::mt19937_64 rng(1);
+  const std::uintptr_t base = 0x7f0000000000;
+  std::uintptr_t n = 0;
+  const auto next = [&] {
+    ++n;
+    if (pattern == 0) return base + 64 * n;
+    if (pattern == 1) return base + 192 * n;
+    return base + 64 * (rng() % (std::uintptr_t{1} << 30));
+  };
+  std::vector<std::uintptr_t> ring(live);
+  for (std::uintptr_t& address : ring) {
+    LiveAllocation a;
+    a.address = address = next();
+    a.bytes = 64;
+    table.insert(a, nullptr);
+  }
+  std::size_t oldest = 0;
+  for (auto _ : state) {
+    table.erase(ring[oldest], nullptr);
+    LiveAllocation a;
+    a.address = ring[oldest] = next();
+    a.bytes = 64;
+    table.insert(a, nullptr);
+    oldest = oldest + 1 == live ? 0 : oldest + 1;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_CAPTURE(BM_TableChurn, packed_10000, 0, 10000);
+BENCHMARK_CAPTURE(BM_TableChurn, packed_90000, 0, 90000);
+BENCHMARK_CAPTURE(BM_TableChurn, march_10000, 1, 10000);
+BENCHMARK_CAPTURE(BM_TableChurn, march_90000, 1, 90000);
+BENCHMARK_CAPTURE(BM_TableChurn, random_10000, 2, 10000);
+BENCHMARK_CAPTURE(BM_TableChurn, random_90000, 2, 90000);
+
 BENCHMARK(BM_AllocationInterleaved)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Allocation_Bare);
 BENCHMARK(BM_Allocation_SinkTrackOff);
@@ -239,6 +286,18 @@ void print_ratios(const regiontrace::bench::RatioReporter& reporter) {
     v.min = off;
     v.median = off_s.count > 1 ? off_s.median : 0;
     print_verdict(v);
+  }
+  const std::pair<const char*, const char*> kPatterns[] = {
+      {"packed", "packed 64-byte"}, {"march", "192-byte march"}, {"random", "random"}};
+  for (const auto& [key, words] : kPatterns) {
+    for (const char* live : {"10000", "90000"}) {
+      const double ns =
+          reporter.fastest_ns_per_item(std::string("BM_TableChurn/") + key + "_" + live);
+      if (ns <= 0) continue;
+      print_verdict(std::string("live-allocation table, erase + insert, ") + words +
+                        " addresses, " + live + " live",
+                    "ns", ns);
+    }
   }
   const auto with_rss = reporter.ns_per_item_spread("BM_RegionPair_Sink");
   const auto without_rss = reporter.ns_per_item_spread("BM_RegionPair_SinkNoRss");

@@ -132,7 +132,7 @@ TEST(LiveAllocationTable, RandomOperationsAgreeWithAMap) {
 TEST(LiveAllocationTable, PackedAndMarchingAddressesAgreeWithAMap) {
   // What allocators do: 64-byte allocations packed page after page (whole
   // windows of the table full), the oldest freed first or at random.
-  LiveAllocationTable t(1000);  // one shard: an exact bound
+  LiveAllocationTable t(1000);
   std::unordered_map<std::uintptr_t, std::int64_t> model;
   std::vector<std::uintptr_t> live;
   std::mt19937_64 rng(7);

@@ -46,7 +46,7 @@ TEST(LiveAllocationTable, AnAddressSeenAgainReplacesTheStaleEntry) {
 }
 
 TEST(LiveAllocationTable, KeepsTheBytesEachPathHolds) {
-  LiveAllocationTable t(100000, 8);  // several shards: the figures are summed
+  LiveAllocationTable t(100000, 8);
   for (std::uintptr_t i = 1; i <= 1000; ++i) t.insert(at(i * 64, 10, 3), nullptr);
   t.insert(at(0x100000, 7, 5), nullptr);
   EXPECT_EQ(t.live_bytes(3), 10000);

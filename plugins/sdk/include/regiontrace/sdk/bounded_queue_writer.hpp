@@ -107,27 +107,28 @@ class BoundedQueueWriter {
   // were dropped.
   template <typename Stamp>
   bool push(Item&& item, Stamp&& stamp) {
-    std::unique_lock<SpinMutex> items(items_mutex_);
     for (;;) {
+      lock_items();
       if (closed_.load(std::memory_order_relaxed) || failed()) {
         ++refused_;
+        unlock_items();
         return false;
       }
       if (pending_.size() < options_.capacity) break;
       if (options_.on_full == OnFull::kDrop) {
         ++dropped_;
         ++offered_;
+        unlock_items();
         return false;
       }
-      items.unlock();
+      unlock_items();
       wait_for_room();
-      items.lock();
     }
     stamp(item, offered_++);
     pending_.push_back(std::move(item));
     const std::size_t queued = pending_.size();
     queued_.store(queued, std::memory_order_relaxed);
-    items.unlock();
+    unlock_items();
     // Only a filling queue wakes the writer early: no system call per item.
     if (queued == wake_batch_ || !started_.load(std::memory_order_relaxed)) wake_writer();
     return true;
@@ -138,16 +139,16 @@ class BoundedQueueWriter {
   // memory snapshot among many small records). Refused only when closed or
   // failed.
   bool push_beyond_capacity(Item&& item) {
-    {
-      std::lock_guard<SpinMutex> items(items_mutex_);
-      if (closed_.load(std::memory_order_relaxed) || failed()) {
-        ++refused_;
-        return false;
-      }
-      ++offered_;
-      pending_.push_back(std::move(item));
-      queued_.store(pending_.size(), std::memory_order_relaxed);
+    lock_items();
+    if (closed_.load(std::memory_order_relaxed) || failed()) {
+      ++refused_;
+      unlock_items();
+      return false;
     }
+    ++offered_;
+    pending_.push_back(std::move(item));
+    queued_.store(pending_.size(), std::memory_order_relaxed);
+    unlock_items();
     wake_writer();
     return true;
   }
@@ -206,13 +207,17 @@ class BoundedQueueWriter {
   }
   // Refused because the queue was full under OnFull::kDrop.
   std::uint64_t dropped() const {
-    std::lock_guard<SpinMutex> items(items_mutex_);
-    return dropped_;
+    lock_items();
+    const std::uint64_t n = dropped_;
+    unlock_items();
+    return n;
   }
   // Refused because the writer was closed or had failed.
   std::uint64_t refused() const {
-    std::lock_guard<SpinMutex> items(items_mutex_);
-    return refused_;
+    lock_items();
+    const std::uint64_t n = refused_;
+    unlock_items();
+    return n;
   }
   // Items handed to the write callback in batches that did not fail.
   std::uint64_t written() const {
@@ -221,27 +226,20 @@ class BoundedQueueWriter {
   }
 
  private:
-  // The items' lock, held for a few dozen instructions.
-  class SpinMutex {
-   public:
-    void lock() {
-      for (int spins = 0; locked_.exchange(true, std::memory_order_acquire); ++spins) {
-        if (spins < 64) {
+  void lock_items() const {
+    for (int spins = 0; items_locked_.exchange(true, std::memory_order_acquire); ++spins) {
+      if (spins < 64) {
 #if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
+        __builtin_ia32_pause();
 #endif
-        } else {
-          std::this_thread::yield();  // the holder was preempted
-        }
+      } else {
+        std::this_thread::yield();  // the holder was preempted
       }
     }
-    void unlock() {
-      locked_.store(false, std::memory_order_release);
-    }
-
-   private:
-    std::atomic<bool> locked_{false};
-  };
+  }
+  void unlock_items() const {
+    items_locked_.store(false, std::memory_order_release);
+  }
 
   // Producers, holding no lock.
   void wake_writer() {
@@ -276,11 +274,10 @@ class BoundedQueueWriter {
   // and exit, released around the callbacks.
   void write_round(std::unique_lock<std::mutex>& lock, std::vector<Item>& batch, bool final) {
     const std::uint64_t ticket = flush_wanted_;
-    {
-      std::lock_guard<SpinMutex> items(items_mutex_);
-      batch.swap(pending_);  // pending_ gets the emptied vector of the last round
-      queued_.store(0, std::memory_order_relaxed);
-    }
+    lock_items();
+    batch.swap(pending_);  // pending_ gets the emptied vector of the last round
+    queued_.store(0, std::memory_order_relaxed);
+    unlock_items();
     space_.notify_all();
     const bool write = error_.empty();
     const bool sync = sync_ && (final || ticket > flush_done_);
@@ -352,9 +349,9 @@ class BoundedQueueWriter {
   std::atomic<bool> closed_{false};
   std::atomic<bool> failed_{false};
   std::atomic<bool> started_{false};  // the writer thread exists
-  // The items, under items_mutex_; queued_ mirrors pending_.size() for the
+  // The items, under items_locked_; queued_ mirrors pending_.size() for the
   // writer's and blocked producers' waits.
-  mutable SpinMutex items_mutex_;
+  mutable std::atomic<bool> items_locked_{false};
   std::vector<Item> pending_;
   std::atomic<std::size_t> queued_{0};
   std::uint64_t offered_ = 0;

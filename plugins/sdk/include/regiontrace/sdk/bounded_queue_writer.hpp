@@ -2,21 +2,11 @@
 // writes files needs, so formatting, compression and I/O never run on the
 // application's threads (DESIGN.md, "The hot path").
 //
-// Producers (any thread) push() items: a short spin lock and a move, no
-// system call in the common case. The writer thread wakes when `wake_batch`
-// items wait, when a flush is asked, or every `idle_wakeup`; it takes the
-// whole queue at once and hands it to the write callback outside the locks,
-// so producers never wait for I/O unless the queue is full and the policy
-// says block.
-//
-// Two locks: the items and the offer counts are under a spin lock whose
-// release is a plain store, the writer's state (waiting, flushes, close,
-// errors) under a mutex. A mutex's release is a locked instruction, which
-// waits until the item's stores have reached lines the writer thread read
-// last round: with the writer busy on another core that wait was a quarter
-// of the memory sink's region pair. The writer takes the spin lock only to
-// swap the queue out; producers take the mutex only to wake the writer (once
-// a batch) or to wait for room (OnFull::kBlock).
+// Producers (any thread) push() items: a lock and a move, no system call in
+// the common case. The writer thread wakes when `wake_batch` items wait,
+// when a flush is asked, or every `idle_wakeup`; it takes the whole queue at
+// once and hands it to the write callback outside the lock, so producers
+// never wait for I/O unless the queue is full and the policy says block.
 //
 // What cannot be kept is counted, never silently lost:
 //   - queue full, OnFull::kDrop: the item is refused and counted (dropped());
@@ -86,10 +76,7 @@ class BoundedQueueWriter {
                                              : std::max<std::size_t>(1, options_.capacity / 2)) {
     if (options_.capacity == 0) options_.capacity = 1;
     pending_.reserve(std::min<std::size_t>(options_.capacity, 1024));
-    if (!options_.start_on_first_push) {
-      thread_ = std::thread([this] { run(); });
-      started_.store(true, std::memory_order_relaxed);
-    }
+    if (!options_.start_on_first_push) thread_ = std::thread([this] { run(); });
   }
   ~BoundedQueueWriter() { close(); }
   BoundedQueueWriter(const BoundedQueueWriter&) = delete;
@@ -107,30 +94,31 @@ class BoundedQueueWriter {
   // were dropped.
   template <typename Stamp>
   bool push(Item&& item, Stamp&& stamp) {
-    for (;;) {
-      lock_items();
-      if (closed_.load(std::memory_order_relaxed) || failed()) {
-        ++refused_;
-        unlock_items();
-        return false;
-      }
-      if (pending_.size() < options_.capacity) break;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (closed_ || !error_.empty()) {
+      ++refused_;
+      return false;
+    }
+    if (pending_.size() >= options_.capacity) {
       if (options_.on_full == OnFull::kDrop) {
         ++dropped_;
         ++offered_;
-        unlock_items();
         return false;
       }
-      unlock_items();
-      wait_for_room();
+      work_.notify_one();
+      space_.wait(lock, [this] {
+        return pending_.size() < options_.capacity || closed_ || !error_.empty();
+      });
+      if (closed_ || !error_.empty()) {
+        ++refused_;
+        return false;
+      }
     }
     stamp(item, offered_++);
     pending_.push_back(std::move(item));
-    const std::size_t queued = pending_.size();
-    queued_.store(queued, std::memory_order_relaxed);
-    unlock_items();
+    start_locked();
     // Only a filling queue wakes the writer early: no system call per item.
-    if (queued == wake_batch_ || !started_.load(std::memory_order_relaxed)) wake_writer();
+    if (pending_.size() == wake_batch_) work_.notify_one();
     return true;
   }
 
@@ -139,24 +127,22 @@ class BoundedQueueWriter {
   // memory snapshot among many small records). Refused only when closed or
   // failed.
   bool push_beyond_capacity(Item&& item) {
-    lock_items();
-    if (closed_.load(std::memory_order_relaxed) || failed()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_ || !error_.empty()) {
       ++refused_;
-      unlock_items();
       return false;
     }
     ++offered_;
     pending_.push_back(std::move(item));
-    queued_.store(pending_.size(), std::memory_order_relaxed);
-    unlock_items();
-    wake_writer();
+    start_locked();
+    work_.notify_one();
     return true;
   }
 
   // Asks the writer to write what is queued now; does not wait.
   void request_flush() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (closed_.load(std::memory_order_relaxed)) return;
+    if (closed_) return;
     ++flush_wanted_;
     start_locked();
     work_.notify_one();
@@ -166,7 +152,7 @@ class BoundedQueueWriter {
   // False when a write error happened or the writer is closed.
   bool flush() {
     std::unique_lock<std::mutex> lock(mutex_);
-    if (closed_.load(std::memory_order_relaxed)) return false;
+    if (closed_) return false;
     const std::uint64_t ticket = ++flush_wanted_;
     start_locked();
     work_.notify_one();
@@ -179,8 +165,8 @@ class BoundedQueueWriter {
   void close() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (closed_.load(std::memory_order_relaxed)) return;
-      closed_.store(true, std::memory_order_relaxed);
+      if (closed_) return;
+      closed_ = true;
       work_.notify_one();
       space_.notify_all();
     }
@@ -207,17 +193,13 @@ class BoundedQueueWriter {
   }
   // Refused because the queue was full under OnFull::kDrop.
   std::uint64_t dropped() const {
-    lock_items();
-    const std::uint64_t n = dropped_;
-    unlock_items();
-    return n;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return dropped_;
   }
   // Refused because the writer was closed or had failed.
   std::uint64_t refused() const {
-    lock_items();
-    const std::uint64_t n = refused_;
-    unlock_items();
-    return n;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return refused_;
   }
   // Items handed to the write callback in batches that did not fail.
   std::uint64_t written() const {
@@ -226,41 +208,8 @@ class BoundedQueueWriter {
   }
 
  private:
-  void lock_items() const {
-    for (int spins = 0; items_locked_.exchange(true, std::memory_order_acquire); ++spins) {
-      if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      } else {
-        std::this_thread::yield();  // the holder was preempted
-      }
-    }
-  }
-  void unlock_items() const {
-    items_locked_.store(false, std::memory_order_release);
-  }
-
-  // Producers, holding no lock.
-  void wake_writer() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    start_locked();
-    work_.notify_one();
-  }
-  void wait_for_room() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    work_.notify_one();
-    space_.wait(lock, [this] {
-      return queued_.load(std::memory_order_relaxed) < options_.capacity ||
-             closed_.load(std::memory_order_relaxed) || !error_.empty();
-    });
-  }
-
   void start_locked() {
-    if (!thread_.joinable() && !closed_.load(std::memory_order_relaxed)) {
-      thread_ = std::thread([this] { run(); });
-    }
-    started_.store(true, std::memory_order_relaxed);
+    if (!thread_.joinable() && !closed_) thread_ = std::thread([this] { run(); });
   }
 
   void fail_locked(std::string message) {
@@ -274,10 +223,7 @@ class BoundedQueueWriter {
   // and exit, released around the callbacks.
   void write_round(std::unique_lock<std::mutex>& lock, std::vector<Item>& batch, bool final) {
     const std::uint64_t ticket = flush_wanted_;
-    lock_items();
     batch.swap(pending_);  // pending_ gets the emptied vector of the last round
-    queued_.store(0, std::memory_order_relaxed);
-    unlock_items();
     space_.notify_all();
     const bool write = error_.empty();
     const bool sync = sync_ && (final || ticket > flush_done_);
@@ -310,11 +256,10 @@ class BoundedQueueWriter {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       work_.wait_for(lock, options_.idle_wakeup, [this] {
-        return closed_.load(std::memory_order_relaxed) || flush_wanted_ > flush_done_ ||
-               queued_.load(std::memory_order_relaxed) >= wake_batch_;
+        return closed_ || flush_wanted_ > flush_done_ || pending_.size() >= wake_batch_;
       });
       // Once closed nothing more is queued: this round is the last.
-      const bool stop = closed_.load(std::memory_order_relaxed);
+      const bool stop = closed_;
       write_round(lock, batch, stop);
       if (stop) break;
     }
@@ -335,28 +280,21 @@ class BoundedQueueWriter {
   const Sync sync_;
   const std::size_t wake_batch_;
 
-  // The writer's state, under mutex_.
   mutable std::mutex mutex_;
   std::condition_variable work_;   // writer waits: items, flush, close
   std::condition_variable space_;  // blocked producers wait for room
   std::condition_variable done_;   // flush() waits for the writer
-  std::uint64_t written_ = 0;
-  std::uint64_t flush_wanted_ = 0;
-  std::uint64_t flush_done_ = 0;
-  bool writer_exited_ = false;
-  std::string error_;
-  // Written under mutex_, read by producers without it.
-  std::atomic<bool> closed_{false};
-  std::atomic<bool> failed_{false};
-  std::atomic<bool> started_{false};  // the writer thread exists
-  // The items, under items_locked_; queued_ mirrors pending_.size() for the
-  // writer's and blocked producers' waits.
-  mutable std::atomic<bool> items_locked_{false};
   std::vector<Item> pending_;
-  std::atomic<std::size_t> queued_{0};
   std::uint64_t offered_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t refused_ = 0;
+  std::uint64_t written_ = 0;
+  std::uint64_t flush_wanted_ = 0;
+  std::uint64_t flush_done_ = 0;
+  bool closed_ = false;
+  bool writer_exited_ = false;
+  std::string error_;
+  std::atomic<bool> failed_{false};
   std::thread thread_;
 };
 

@@ -150,8 +150,8 @@ class LiveAllocationTable {
       ++*d;
     }
   }
-  // Places `a` from slot i (the stop of find(), probe distance d), moving
-  // the entries nearer their homes one slot on.
+  // Places `a` from slot i (the stop of find(), occupied; probe distance d),
+  // moving the entries nearer their homes one slot on.
   void place(LiveAllocation a, std::size_t i, std::size_t d);
   // Fills the hole at slot i from the displaced entries after it.
   void shift_back(std::size_t i);
@@ -185,13 +185,6 @@ LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocati
   const std::size_t start = home(a.address);
   std::lock_guard<SpinLock> lock(mutex_);
   locked();
-  if (slots_[start].address == 0 && used_ < max_entries_) {
-    // The common case: the home slot is free.
-    slots_[start] = a;
-    ++used_;
-    add_path_bytes(a.path, a.bytes);
-    return InsertResult::kInserted;
-  }
   bool found = false;
   std::size_t d = 0;
   const std::size_t i = find(a.address, start, &found, &d);
@@ -203,7 +196,11 @@ LiveAllocationTable::InsertResult LiveAllocationTable::insert(const LiveAllocati
     return InsertResult::kReplaced;
   }
   if (used_ >= max_entries_) return InsertResult::kFull;
-  place(a, i, d);
+  if (slots_[i].address == 0) {
+    slots_[i] = a;  // the common case: a free slot, most often the home one
+  } else {
+    place(a, i, d);
+  }
   ++used_;
   add_path_bytes(a.path, a.bytes);
   return InsertResult::kInserted;

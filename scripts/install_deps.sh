@@ -21,7 +21,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/fuzz.sh)
   prometheus-cpp-dev      # the region_stats sink's live metrics endpoint
   openmpi-bin libopenmpi-dev   # launcher tests: 4 ranks under mpirun
-  chromium                # headless viewer tests (speedscope, report HTML); Node.js and npm come with the machine
+  chromium                # headless viewer tests (report HTML; speedscope where it is installed)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -33,13 +33,3 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The viewer tests' speedscope (tests/viewers/package.json, pinned by its
-# lock file). npm ci reinstalls from scratch, so it runs only when what was
-# installed last is not what the lock file says (a copy of it is kept as the
-# stamp); npm's cache serves it offline after the first time.
-viewers="$(cd "$(dirname "$0")/.." && pwd)/tests/viewers"
-if command -v npm > /dev/null &&
-  ! cmp -s "$viewers/package-lock.json" "$viewers/node_modules/.regiontrace-installed-lock"; then
-  npm ci --prefix "$viewers" --no-audit --no-fund --prefer-offline --loglevel=error
-  cp "$viewers/package-lock.json" "$viewers/node_modules/.regiontrace-installed-lock"
-fi

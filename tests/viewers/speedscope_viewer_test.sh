@@ -7,7 +7,7 @@
 #
 #   speedscope_viewer_test.sh VIDEO_PIPELINE WORK_DIR
 #
-# Exit 77 (ctest: skipped) only when Chromium or Node.js is missing.
+# Exit 77 (ctest: skipped) when Chromium, Node.js or speedscope is missing.
 set -euo pipefail
 pipeline=$1
 work=$2
@@ -19,6 +19,14 @@ if ! command -v node > /dev/null; then
 fi
 if ! command -v chromium > /dev/null && ! command -v chromium-browser > /dev/null; then
   echo "SKIP: no chromium on PATH (Debian: apt-get install chromium)"
+  exit 77
+fi
+# npm is no registry this project installs from any more (Debian and PyPI
+# only): speedscope is there only where someone ran
+# `npm ci --prefix tests/viewers` by hand.
+if [ ! -f "$here/node_modules/speedscope/package.json" ]; then
+  echo "SKIP: speedscope is not installed in $here/node_modules" \
+    "(where npm reaches its registry: npm ci --prefix tests/viewers)"
   exit 77
 fi
 rm -rf "$work"

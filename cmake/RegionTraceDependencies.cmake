@@ -18,19 +18,44 @@ function(regiontrace_resolve_option var found what)
 endfunction()
 
 include(RegionTraceTorchFromPython)
+# A CUDA libtorch's config sets the device code's targets for every CUDA
+# file in the project from TORCH_CUDA_ARCH_LIST (it ignores
+# CMAKE_CUDA_ARCHITECTURES): Hopper's SASS plus PTX that later GPUs JIT.
+set(TORCH_CUDA_ARCH_LIST "9.0+PTX" CACHE STRING "GPU architectures of the CUDA code (libtorch's spelling)")
 if(NOT REGIONTRACE_WITH_TORCH STREQUAL "OFF")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
   find_package(Torch QUIET)
 endif()
 regiontrace_resolve_option(REGIONTRACE_WITH_TORCH "${Torch_FOUND}" "libtorch (set Torch_DIR)")
 set(REGIONTRACE_HAVE_TORCH ${REGIONTRACE_WITH_TORCH_RESOLVED})
 if(REGIONTRACE_HAVE_TORCH)
   # libtorch's CMake config adds flags for its own build; keep only targets.
+  # CUDA parts: a CUDA libtorch and a CUDA compiler. Without the toolkit a
+  # CUDA libtorch still links (its device libraries come with the wheel);
+  # only our own device code is left out.
+  set(REGIONTRACE_TORCH_HAS_CUDA OFF)
   if(TORCH_CUDA_LIBRARIES OR TARGET torch_cuda)
-    set(REGIONTRACE_TORCH_HAS_CUDA ON)
+    if(CMAKE_CUDA_COMPILER)
+      set(REGIONTRACE_TORCH_HAS_CUDA ON)
+    else()
+      message(STATUS "regiontrace: CUDA parts off: libtorch has CUDA but no CUDA compiler (nvcc) "
+                     "was found; install the CUDA toolkit or set CUDAToolkit_ROOT")
+    endif()
   else()
-    set(REGIONTRACE_TORCH_HAS_CUDA OFF)
+    message(STATUS "regiontrace: CUDA parts off: this libtorch was built without CUDA")
   endif()
   message(STATUS "regiontrace: libtorch ${Torch_VERSION} found (CUDA: ${REGIONTRACE_TORCH_HAS_CUDA})")
+  # libtorch 2.x asks its users for a newer C++ than the project's 17
+  # (cxx_std_20 on torch); the configure checks against its headers use it.
+  get_target_property(regiontrace_torch_features torch INTERFACE_COMPILE_FEATURES)
+  set(REGIONTRACE_TORCH_CXX_STANDARD 17)
+  foreach(standard IN ITEMS 20 23)
+    if("cxx_std_${standard}" IN_LIST regiontrace_torch_features)
+      set(REGIONTRACE_TORCH_CXX_STANDARD ${standard})
+    endif()
+  endforeach()
 endif()
 
 if(NOT REGIONTRACE_WITH_NVTX STREQUAL "OFF")
@@ -48,8 +73,32 @@ regiontrace_resolve_option(REGIONTRACE_WITH_NVTX "${regiontrace_nvtx_found}" "NV
 set(REGIONTRACE_HAVE_NVTX ${REGIONTRACE_WITH_NVTX_RESOLVED})
 message(STATUS "regiontrace: torch=${REGIONTRACE_HAVE_TORCH} nvtx=${REGIONTRACE_HAVE_NVTX}")
 
+# A torch wheel keeps CUDA's libraries in the nvidia-* wheels beside it, and
+# libtorch_cuda names them without a search path: `import torch` loads them
+# first, a C++ program has no such step and would get whatever the system
+# has under the same names (the toolkit's older libnccl.so.2 here, which
+# lacks symbols libtorch_cuda needs: the link fails). Whatever links libtorch
+# carries these folders as DT_RPATH, which, unlike RUNPATH, also serves the
+# libraries it loads; the linker searches them first too.
+add_library(regiontrace_torch_runtime INTERFACE)
+if(REGIONTRACE_HAVE_TORCH AND TORCH_INSTALL_PREFIX)
+  file(GLOB regiontrace_wheel_lib_dirs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+  if(regiontrace_wheel_lib_dirs)
+    set(regiontrace_torch_runtime_dirs "${TORCH_INSTALL_PREFIX}/lib")
+    foreach(dir IN LISTS regiontrace_wheel_lib_dirs)
+      get_filename_component(dir "${dir}" ABSOLUTE)
+      list(APPEND regiontrace_torch_runtime_dirs "${dir}")
+    endforeach()
+    list(JOIN regiontrace_torch_runtime_dirs ":" regiontrace_joined)
+    target_link_options(regiontrace_torch_runtime INTERFACE
+      "LINKER:--disable-new-dtags" "LINKER:-rpath,${regiontrace_joined}"
+      "LINKER:-rpath-link,${regiontrace_joined}")
+    message(STATUS "regiontrace: libtorch's CUDA libraries from ${TORCH_INSTALL_PREFIX}/../nvidia")
+  endif()
+endif()
+
 # Next to libtorch headers, always -DNDEBUG: RecordFunction's layout depends on it.
 function(regiontrace_use_torch target)
-  target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES})
+  target_link_libraries(${target} PRIVATE ${TORCH_LIBRARIES} regiontrace_torch_runtime)
   target_compile_definitions(${target} PRIVATE NDEBUG)
 endfunction()

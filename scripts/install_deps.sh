@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what regiontrace builds on, from Debian's archive (run as root on
-# Debian 12). NVTX3 headers come from the CUDA toolkit under /usr/local/cuda
-# when present; without them the nvtx sink is skipped.
+# Installs what regiontrace builds on (run as root on Debian 12): tools and
+# C++ libraries from Debian's archive, then libtorch 2.x and the Python side
+# from PyPI into the project's virtual environment (scripts/python_env.sh,
+# pins in scripts/requirements.txt). The CUDA toolkit under /usr/local/cuda
+# (nvcc, NVTX3 headers) is used when present; without it the build is CPU
+# only and says why.
 set -euo pipefail
 packages=(
   build-essential cmake ccache git pkg-config
-  libtorch-dev            # libtorch (CPU) for core/torch and the torch sinks
   libyaml-cpp-dev         # YAML profiles and region catalogs
   libre2-dev              # the activation_trace sink's user patterns (linear-time regex)
   libfmt-dev              # activation_trace: Dragonbox for the JSONL's doubles (header-only use)
@@ -15,9 +17,7 @@ packages=(
   libcli11-dev            # the CLI's argument parser
   nlohmann-json3-dev      # tests parse what sinks write
   zlib1g-dev              # .json.gz traces
-  python3-torch           # PyTorch for /usr/bin/python3 (the same libtorch): Python-side tests
-  python3-dev pybind11-dev python3-pybind11   # the `regiontrace` Python module (python/)
-  python3-pytest          # the Python package's tests, run by ctest
+  python3 python3-dev python3-venv   # the interpreter the environment is made from, where PATH has none
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/fuzz.sh)
   prometheus-cpp-dev      # the region_stats sink's live metrics endpoint
   openmpi-bin libopenmpi-dev   # launcher tests: 4 ranks under mpirun
@@ -33,3 +33,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+
+# libtorch comes with PyPI's torch wheel. The environment is made once per
+# machine; pip leaves what already matches the pins as it is, so a second run
+# takes seconds.
+here="$(cd "$(dirname "$0")" && pwd)"
+source "$here/python_env.sh"
+if [ ! -x "$REGIONTRACE_PYTHON" ]; then
+  base_python=$(command -v python3)
+  echo "install_deps: making the Python environment $REGIONTRACE_VENV from $base_python"
+  mkdir -p "$(dirname "$REGIONTRACE_VENV")"
+  "$base_python" -m venv "$REGIONTRACE_VENV"
+fi
+"$REGIONTRACE_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"

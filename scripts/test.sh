@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-bash scripts/build.sh
+# Tests and benchmarks on, also after scripts/demo.sh built without them.
+bash scripts/build.sh -DREGIONTRACE_BUILD_TESTS=ON -DREGIONTRACE_BUILD_BENCHMARKS=ON
 (cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900)
 
 # The GPU check: on a machine without a GPU it checks that the CUDA code
@@ -46,11 +47,13 @@ for sanitizer in address thread; do
 done
 
 # The sinks, core/torch and the examples under ASan+UBSan, with libtorch:
-# Debian's prebuilt libtorch is not instrumented, our code around it is, and
-# the exit-path tests close every sink from the exit handler (issue 19).
+# the wheel's prebuilt libtorch is not instrumented, our code around it is,
+# and the exit-path tests close every sink from the exit handler (issue 19).
 # Only what those tests run is built.
+source scripts/python_env.sh
 dir=build-address-torch
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=address \
+  -DREGIONTRACE_PYTHON="$REGIONTRACE_PYTHON" -DREGIONTRACE_WITH_PYTHON=OFF \
   -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
 "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_examples_tests
 (cd "$dir" && "${sanitized[@]}" ctest --output-on-failure -j"$(nproc)" --timeout 300 -R '^ExitPath\.')

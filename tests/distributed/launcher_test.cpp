@@ -47,19 +47,22 @@ std::string why_no_mpirun() {
   return {};
 }
 
-// Debian's torch 1.13 on Python 3.11: torchrun's defaults `--redirects 0
-// --tee 0` fail on an enum, `-r 1 -t 2` avoid it. --standalone picks a free
-// port and a run id, so two runs at once do not meet.
+// `-r 1 -t 2` spell torchrun's redirect and tee options as numbers, which
+// every 2.x accepts. --standalone picks a free port and a run id, so two
+// runs at once do not meet.
 std::string torchrun(const std::string& out) {
-  return common_env(out) + "timeout 90 /usr/bin/python3 -m torch.distributed.run --standalone " +
-         "--nproc_per_node 4 -r 1 -t 2 --log_dir " + shell_quote(out + "_logs") + " --no_python " +
-         program_args();
+  return common_env(out) + "timeout 90 " + shell_quote(REGIONTRACE_TEST_PYTHON) +
+         " -m torch.distributed.run --standalone " + "--nproc_per_node 4 -r 1 -t 2 --log_dir " +
+         shell_quote(out + "_logs") + " --no_python " + program_args();
 }
 
 std::string why_no_torchrun() {
-  if (run_command("/usr/bin/python3 -c 'import torch.distributed.run'").exit_code != 0) {
-    return "torchrun not found: /usr/bin/python3 cannot import torch.distributed.run (Debian: "
-           "apt-get install python3-torch)";
+  const std::string python = REGIONTRACE_TEST_PYTHON;
+  if (python.empty())
+    return "torchrun not found: this build has no Python package (no interpreter)";
+  if (run_command(shell_quote(python) + " -c 'import torch.distributed.run'").exit_code != 0) {
+    return "torchrun not found: " + python +
+           " cannot import torch.distributed.run (bash scripts/install_deps.sh installs torch)";
   }
   return {};
 }

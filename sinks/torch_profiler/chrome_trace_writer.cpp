@@ -75,8 +75,7 @@ class EventFormatter {
       out += "}}";
       return;
     }
-    header(out, "X", op.kind == OpRecord::Kind::kDevice ? "kernel" : "cpu_op", op.name, op.thread,
-           start_ns);
+    header(out, "X", trace_category(op), op.name, op.thread, start_ns);
     out += ",\"dur\":";
     append_us(out, end_ns - start_ns);
     out += ",\"args\":{";

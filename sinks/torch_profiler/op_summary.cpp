@@ -125,6 +125,7 @@ OpSummary summarize(const TraceData& data) {
     const OpRecord& op = data.ops[i];
     if (op.kind == OpRecord::Kind::kMemory) continue;
     if (op.kind == OpRecord::Kind::kDevice) {
+      if (!is_device_work(op)) continue;
       OpStats& d = device[op.name];
       d.name = op.name;
       ++d.calls;

@@ -1,7 +1,10 @@
 #include "profiler_result.hpp"
 
+#include <kineto/ActivityType.h>
+
 #include <cstdint>
 #include <set>
+#include <string>
 
 #include "collected_profile.hpp"
 
@@ -28,6 +31,13 @@ std::int64_t duration_ns(const KinetoEvent& e) {
 #endif
 }
 
+// The category Kineto writes for this activity in its own traces: its name
+// table ships in the header, so ours cannot drift from it.
+std::string kineto_category(std::uint8_t type) {
+  if (type >= libkineto::activityTypeCount) return {};
+  return libkineto::toString(static_cast<libkineto::ActivityType>(type));
+}
+
 }  // namespace
 
 std::vector<OpRecord> read_ops(const CollectedProfile& profile,
@@ -44,6 +54,7 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
   for (const KinetoEvent& e : events) {
     OpRecord r;
     r.name = e.name();
+    r.category = kineto_category(e.activityType());
     r.start_ns = start_ns(e);
     r.duration_ns = duration_ns(e);
     r.device_type = static_cast<int>(e.deviceType());

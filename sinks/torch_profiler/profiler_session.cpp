@@ -30,7 +30,18 @@ using torch::profiler::impl::ActivityType;
 using torch::profiler::impl::ProfilerConfig;
 using torch::profiler::impl::ProfilerState;
 using torch::profiler::impl::ProfilerStateBase;
-constexpr c10::DebugInfoKind kProfilerSlot = c10::DebugInfoKind::PROFILER_STATE;
+// A class with static members in later 2.x, an enum before: not constexpr.
+const c10::DebugInfoKind kProfilerSlot = c10::DebugInfoKind::PROFILER_STATE;
+
+// A profiler running for the whole process (profile_all_threads,
+// enableProfilerInChildThread's parent), whoever started it.
+bool global_profiler_running() {
+#if defined(REGIONTRACE_TP_STATE_GET_GLOBAL)
+  return ProfilerStateBase::getGlobal() != nullptr;
+#else
+  return ProfilerStateBase::get(/*global=*/true) != nullptr;
+#endif
+}
 
 // --- the gate in front of the profiler's callback --------------------------
 // One session is live at a time (one profiler per process), so these are
@@ -166,7 +177,7 @@ bool is_ours(const c10::DebugInfoBase* p) {
 // A profiler this sink did not start, for the whole process or on the
 // calling thread (a memory reporter's disabled state is not one).
 bool foreign_profiler_running() {
-  if (ProfilerStateBase::get(/*global=*/true) != nullptr) return true;
+  if (global_profiler_running()) return true;
   const c10::DebugInfoBase* current = c10::ThreadLocalDebugInfo::get(kProfilerSlot);
   const auto* other = dynamic_cast<const ProfilerStateBase*>(current);
   return other != nullptr && !other->config().disabled() && !is_ours(current);
@@ -207,14 +218,6 @@ void on_own_thread(Fn&& fn) {
   if (error) std::rethrow_exception(error);
 }
 
-void toggle_cuda(bool on) {
-#if defined(REGIONTRACE_TP_HAS_TOGGLE_COLLECTION)
-  prof::toggleCollectionDynamic(on, {ActivityType::CUDA});
-#else
-  (void)on;
-#endif
-}
-
 std::string first_line(const std::exception& e) {
   const std::string what = e.what();
   return what.substr(0, what.find('\n'));
@@ -229,15 +232,8 @@ struct ProfilerSession::Impl {
   // disableProfiler removes it by this handle. Absent without CPU activity.
   std::optional<at::RecordFunctionCallbacksEntry> callback;
   at::CallbackHandle gate = 0;  // the gated copy, registered for every thread
-  bool cuda_toggling = false;
-  std::mutex mutex;  // attached, finished, CUDA toggling
-  int attached = 0;
+  std::mutex mutex;             // finished
   bool finished = false;
-
-  void thread_detached() {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (--attached == 0 && cuda_toggling && !finished) toggle_cuda(false);
-  }
 };
 
 namespace {
@@ -245,8 +241,6 @@ namespace {
 // The session state the calling thread carries because it attached.
 struct Attachment {
   std::shared_ptr<c10::DebugInfoBase> state;
-  std::weak_ptr<ProfilerSession::Impl> session;
-  bool cuda_toggling = false;  // the session counts attached threads
 };
 // A plain pointer: trivially destructible thread_locals stay valid while the
 // host ends a finishing thread's regions (and so calls detach) at its exit.
@@ -318,8 +312,8 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
     s.gate = at::addGlobalCallback(gated_copy(s.callback->callback_));
     g_gate.store(s.gate);
   }
-  s.cuda_toggling = options.cuda && can_toggle_cuda();
-  if (s.cuda_toggling) toggle_cuda(false);  // on again when a thread attaches
+  // CUDA activity runs for the whole session (device_windows.hpp says why);
+  // the export keeps what the windows launched.
   remember_state(s.state);
   g_limited.store(op_budget > 0);
   g_budget.store(op_budget);
@@ -338,7 +332,7 @@ AttachResult ProfilerSession::attach_current_thread() {
   std::lock_guard<std::mutex> lock(s.mutex);  // finish() waits for this
   if (s.finished) return AttachResult::kFinished;
   if (t_attachment != nullptr) return AttachResult::kAlreadyCollecting;
-  if (ProfilerStateBase::get(/*global=*/true) != nullptr) return AttachResult::kForeignProfiler;
+  if (global_profiler_running()) return AttachResult::kForeignProfiler;
   const c10::DebugInfoBase* current = c10::ThreadLocalDebugInfo::get(kProfilerSlot);
   if (current != nullptr && current == s.raw) return AttachResult::kAlreadyCollecting;
   // A disabled state (the memory_snapshot sink's allocation reporter) is not
@@ -349,8 +343,7 @@ AttachResult ProfilerSession::attach_current_thread() {
   }
   (void)&t_sentinel;  // odr-use: registers its destructor on this thread
   c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
-  t_attachment = new Attachment{s.state, impl_, s.cuda_toggling};
-  if (++s.attached == 1 && s.cuda_toggling) toggle_cuda(true);
+  t_attachment = new Attachment{s.state};
   return AttachResult::kAttached;
 }
 
@@ -366,9 +359,6 @@ bool ProfilerSession::detach_current_thread() {
       // Someone pushed other debug info inside the region and it is still
       // active: leave the chain alone. The gate keeps a finished state silent.
     }
-  }
-  if (a->cuda_toggling) {
-    if (auto session = a->session.lock()) session->thread_detached();
   }
   delete a;
   return true;
@@ -471,14 +461,6 @@ std::string ProfilerSession::torch_version() {
 
 bool ProfilerSession::cuda_available() {
   return at::hasCUDA();
-}
-
-bool ProfilerSession::can_toggle_cuda() {
-#if defined(REGIONTRACE_TP_HAS_TOGGLE_COLLECTION)
-  return true;
-#else
-  return false;
-#endif
 }
 
 }  // namespace regiontrace::torch_profiler

@@ -10,9 +10,10 @@
 // attaches an application thread (pushes the session's state onto its debug
 // info) while it is inside a selected region; detaching pops it. The gate
 // records an op only on a thread that carries the live state. That is
-// collection switched on and off in a fraction of a microsecond, on libtorch
-// 1.13 which has no toggleCollectionDynamic, without restarting the profiler
-// per region.
+// collection switched on and off in a fraction of a microsecond, per thread,
+// without restarting the profiler per region and without
+// toggleCollectionDynamic, which is process-wide and synchronises the device
+// at each call (CUDA activity: device_windows.hpp).
 //
 // While a session runs, every op on every thread passes the gate (a
 // RecordFunction and a thread-local lookup, and its inputs are packed when
@@ -91,9 +92,6 @@ class ProfilerSession {
 
   static std::string torch_version();
   static bool cuda_available();
-  // Whether this libtorch can switch CUDA collection on and off while the
-  // profiler runs (toggleCollectionDynamic, libtorch >= 2.5).
-  static bool can_toggle_cuda();
 
  public:
   struct Impl;  // opaque; public so the thread-local attachment can point at it

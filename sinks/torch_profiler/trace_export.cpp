@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "device_windows.hpp"
 #include "op_summary.hpp"
 #include "profiler_result.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
@@ -37,6 +38,13 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     std::vector<ThreadInfo> unknown;
     req.data.ops = read_ops(*req.profile, req.trace_tids, &unknown);
     req.data.threads.insert(req.data.threads.end(), unknown.begin(), unknown.end());
+    const DeviceFilterStats device = keep_device_activity_in_windows(req.data);
+    if (device.runtime_calls_left_out + device.device_records_left_out > 0) {
+      log(LogLevel::kDebug, file + ": left out " + std::to_string(device.runtime_calls_left_out) +
+                                " CUDA runtime calls and " +
+                                std::to_string(device.device_records_left_out) +
+                                " device records launched outside the selected regions");
+    }
     cover_ops_running_at_the_end(req.data);
 
     req.data.clock_end = sdk::clock_sync::read();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "regiontrace/sdk/clock_sync.hpp"
@@ -24,6 +25,10 @@ struct OpRecord {
     kDevice,  // a GPU kernel, memcpy or other device activity (Kineto builds)
   };
   Kind kind = Kind::kCpuOp;
+  // Kineto's category ("cpu_op", "kernel", "gpu_memcpy", "cuda_runtime", ...),
+  // as torch.profiler writes it for this activity; empty: the kind's usual
+  // one (trace_category).
+  std::string category;
   std::string name;
   std::uint64_t thread = 0;  // trace tid: the OS thread id where known
   std::int64_t start_ns = 0;
@@ -44,6 +49,22 @@ struct OpRecord {
   std::uint64_t external_id = 0;
   std::int64_t stream = -1;  // kDevice: the CUDA stream
 };
+
+// The category an op is written with: its own, else cpu_op, or kernel for
+// device activity read without one.
+inline std::string_view trace_category(const OpRecord& op) {
+  if (!op.category.empty()) return op.category;
+  return op.kind == OpRecord::Kind::kDevice ? "kernel" : "cpu_op";
+}
+
+// Device time that is work on the device: kernels, copies and fills. A
+// gpu_user_annotation spans other device work and a cuda_sync is a wait, so
+// adding either to the others would count the same time twice.
+inline bool is_device_work(const OpRecord& op) {
+  if (op.kind != OpRecord::Kind::kDevice) return false;
+  const std::string_view c = trace_category(op);
+  return c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset";
+}
 
 // Device activity has a track of its own per (device, stream), above any
 // OS thread id, named "cuda:<device> stream <stream>".

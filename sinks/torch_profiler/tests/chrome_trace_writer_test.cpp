@@ -292,6 +292,37 @@ TEST(ChromeTraceWriter, DeviceActivityHasATrackPerStreamAndLinksToItsOp) {
   EXPECT_NE(device_track(0, 7), device_track(1, 7));
 }
 
+// Each activity keeps the category Kineto gives it, so HTA and TensorBoard
+// sort them as they sort torch.profiler's own traces.
+TEST(ChromeTraceWriter, ActivitiesKeepKinetosCategories) {
+  TempDir dir;
+  TraceData d = sample();
+  const std::vector<std::pair<std::string, bool>> activities = {
+      {"kernel", true},       {"gpu_memcpy", true},
+      {"gpu_memset", true},   {"gpu_user_annotation", true},
+      {"cuda_sync", true},    {"cuda_runtime", false},
+      {"cuda_driver", false}, {"user_annotation", false}};
+  for (const auto& [category, on_device] : activities) {
+    OpRecord r;
+    r.kind = on_device ? OpRecord::Kind::kDevice : OpRecord::Kind::kCpuOp;
+    r.category = category;
+    r.name = "activity " + category;
+    r.thread = on_device ? device_track(0, 7) : 11;
+    r.device_index = on_device ? 0 : -1;
+    r.stream = on_device ? 7 : -1;
+    r.start_ns = kBase + 2'001'000;
+    r.duration_ns = 100;
+    d.ops.push_back(r);
+  }
+  const json t = write(d, {}, dir);
+  for (const auto& [category, on_device] : activities) {
+    const json* e = find(t, "activity " + category);
+    ASSERT_NE(e, nullptr) << category;
+    EXPECT_EQ((*e)["cat"], category);
+  }
+  EXPECT_EQ((*find(t, "aten::mm"))["cat"], "cpu_op");  // no category read: the kind's own
+}
+
 TEST(ChromeTraceWriter, CpuOnlyTracesCarryNoLinks) {
   TempDir dir;
   TraceData d = sample();

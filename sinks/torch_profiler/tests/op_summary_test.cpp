@@ -181,5 +181,39 @@ TEST(OpSummary, SinkSummaryAndCliSummaryAgreeOnTheSameTrace) {
   EXPECT_DOUBLE_EQ(tool["regions"][0].at("self_us").get<double>(), 70.0);
 }
 
+// Kineto's device activity, each with its own category: only kernels, copies
+// and fills are device work. An annotation spanning kernels, or a wait,
+// added to them would count the same GPU time twice.
+TEST(OpSummary, DeviceTimeCountsKernelsCopiesAndFillsOnly) {
+  TraceData d;
+  auto device = [&](const char* category, const char* name, std::int64_t start_us,
+                    std::int64_t dur_us) {
+    OpRecord r = op(name, device_track(0, 7), start_us, dur_us);
+    r.kind = OpRecord::Kind::kDevice;
+    r.category = category;
+    r.device_type = 1;
+    r.device_index = 0;
+    r.stream = 7;
+    d.ops.push_back(r);
+  };
+  device("gpu_user_annotation", "fastvideo.region::denoise", 0, 100);
+  device("kernel", "sgemm", 10, 30);
+  device("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 50, 5);
+  device("gpu_memset", "Memset (Device)", 60, 2);
+  device("cuda_sync", "Stream Sync", 70, 20);
+  OpRecord launch = op("cudaLaunchKernel", 1, 9, 1);
+  launch.category = "cuda_runtime";
+  d.ops.push_back(launch);
+  const OpSummary s = summarize(d);
+  ASSERT_EQ(s.device.size(), 3u);
+  EXPECT_EQ(row(s.device, "sgemm")->total_ns, 30000);
+  EXPECT_NE(row(s.device, "Memcpy HtoD (Pageable -> Device)"), nullptr);
+  EXPECT_NE(row(s.device, "Memset (Device)"), nullptr);
+  EXPECT_EQ(row(s.device, "fastvideo.region::denoise"), nullptr);
+  EXPECT_EQ(row(s.device, "Stream Sync"), nullptr);
+  // The runtime call is host work, listed with the ops.
+  EXPECT_NE(row(s.by_op, "cudaLaunchKernel"), nullptr);
+}
+
 }  // namespace
 }  // namespace regiontrace::torch_profiler

@@ -5,7 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-bash scripts/build.sh
+# Only what the demo runs: the library, the sinks quickstart.yaml names, the
+# command line and the example; scripts/test.sh builds the rest.
+REGIONTRACE_TARGETS="video_pipeline regiontrace_cli regiontrace_sink_torch_profiler
+  regiontrace_sink_activation_trace regiontrace_sink_memory_snapshot
+  regiontrace_sink_region_stats regiontrace_sink_timeline" \
+  bash scripts/build.sh -DREGIONTRACE_BUILD_TESTS=OFF -DREGIONTRACE_BUILD_BENCHMARKS=OFF
 out="$PWD/out/quickstart"
 rm -rf "$out"
 build/bin/video_pipeline --profile config/profiles/quickstart.yaml --trace-dir "$out" \

@@ -14,9 +14,17 @@
 # then the whole suite. Writes gpu_check_report.md (pass/fail per item and the
 # figures) and exits non-zero on any failure.
 #
-# Without a GPU: says so, checks that the CUDA code compiled out of build/
-# (scripts/build.sh's build) and that the cuda tests skip, and exits 0 when
-# both hold.
+# Without a GPU (the rehearsal CI runs): checks that build/ (scripts/build.sh,
+# configured as the GPU path configures build-gpu/: the CUDA libtorch, nvcc,
+# sm_90 plus PTX) compiled its CUDA parts and that the cuda tests skip, and
+# exits 0 when they hold. On a GPU machine only running is then left.
+#
+# A GPU machine without a package registry needs, beside a CUDA PyTorch 2.x
+# and a C++ compiler, what scripts/gpu_bundle_deps.sh downloads here: the
+# Debian packages regiontrace builds on (yaml-cpp, Boost headers, re2, fmt,
+# prometheus-cpp, GoogleTest, simdjson, CLI11, nlohmann-json, zlib) and the
+# pybind11 and pytest wheels, about 20 MiB in all. Its CUDA toolkit (nvcc,
+# NVTX3 headers) must be there.
 #
 # Environment: REGIONTRACE_PYTHON (the Python with CUDA PyTorch; default: the
 # first python3 that has it), GPU_CHECK_BUILD_DIR (build-gpu),
@@ -77,28 +85,45 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   python=$(find_cuda_python) || python=""
 fi
 
-# --- no GPU: the CUDA code must compile out ------------------------------------
+# --- no GPU: the rehearsal ---------------------------------------------------------
+# build/ is configured exactly as the GPU path configures build-gpu/ (the
+# CUDA libtorch of REGIONTRACE_PYTHON, nvcc, sm_90 plus PTX), so here the
+# check is that that build completed with its CUDA parts and that the cuda
+# tests skip with their reason: on a GPU machine only running is left.
 if [ -z "$python" ]; then
   say "No GPU here (no working nvidia-smi, or no Python whose PyTorch sees CUDA):"
-  say "checking that build/ compiled the CUDA code out and that the cuda tests skip."
+  say "checking that build/ compiled the CUDA parts against the CUDA libtorch and that the cuda tests skip."
   say ""
   say "| item | result | detail |"
   say "|---|---|---|"
   cpu_build=$root/build
   if [ ! -f "$cpu_build/CMakeCache.txt" ]; then
-    say "| cpu build | SKIP | no build/ (run scripts/build.sh first) |"
+    say "| rehearsal | SKIP | no build/ (run scripts/build.sh first) |"
     exit 0
   fi
-  check cuda_compiled_out bash -c "
-    grep -q 'CUDA: OFF' '$cpu_build/configure.log' || { echo 'build/configure.log does not say CUDA: OFF'; exit 1; }
-    plugin=\$(ls '$cpu_build'/lib/regiontrace/plugins/*memory_snapshot*.so 2>/dev/null | head -1)
-    [ -z \"\$plugin\" ] && exit 0
-    ! nm -D --undefined-only \"\$plugin\" | grep -q 'c10::cuda\|_ZN3c104cuda' || { echo \"\$plugin needs c10::cuda\"; exit 1; }"
+  if ! grep -q 'CUDA: ON' "$cpu_build/configure.log"; then
+    # A machine without the toolkit or with a CPU libtorch: nothing to rehearse.
+    check cuda_compiled_out bash -c "
+      plugin=\$(ls '$cpu_build'/lib/regiontrace/plugins/*memory_snapshot*.so 2>/dev/null | head -1)
+      [ -z \"\$plugin\" ] && exit 0
+      ! nm -D --undefined-only \"\$plugin\" | grep -q '_ZN3c104cuda' || { echo \"\$plugin needs c10::cuda\"; exit 1; }"
+  else
+    # The fused statistics kernel: Hopper SASS and PTX for later GPUs.
+    check cuda_kernel_sm90_ptx bash -c "
+      lib=\$(ls '$cpu_build'/lib/libregiontrace_tensor_stats.so.*.*.* | head -1)
+      elf=\$(cuobjdump --list-elf \"\$lib\") && ptx=\$(cuobjdump --list-ptx \"\$lib\") || exit 1
+      echo \"\$elf\"; echo \"\$ptx\"
+      echo \"\$elf\" | grep -q 'sm_90' && echo \"\$ptx\" | grep -q 'sm_90'"
+    # The allocator snapshots and device figures link libtorch's CUDA side.
+    check memory_sink_links_cuda bash -c "
+      plugin=\$(ls '$cpu_build'/lib/regiontrace/plugins/*memory_snapshot*.so | head -1)
+      nm -D --undefined-only \"\$plugin\" | grep -q '_ZN3c104cuda' || { echo \"\$plugin has no c10::cuda reference\"; exit 1; }"
+  fi
   check cuda_tests_skip bash -c "
     cd '$cpu_build' && out=\$(ctest -L cuda --output-on-failure 2>&1); rc=\$?; echo \"\$out\"
     [ \$rc -eq 0 ] || exit 1
-    total=\$(echo \"\$out\" | sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p')
-    skipped=\$(echo \"\$out\" | grep -c '\*\*\*Skipped')
+    total=\$(echo \"\$out\" | sed -n 's/.*tests passed, [0-9]* tests failed out of \\([0-9]*\\).*/\\1/p')
+    skipped=\$(echo \"\$out\" | grep -c '\\*\\*\\*Skipped')
     echo \"total=\$total skipped=\$skipped\"
     [ -n \"\$total\" ] && [ \"\$total\" -gt 0 ] && [ \"\$skipped\" -eq \"\$total\" ]"
   say ""
@@ -115,7 +140,7 @@ say "Compilers: $(c++ --version | head -1); $(nvcc --version 2>/dev/null | tail 
 say ""
 
 cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_PYTHON="$python"
-            -DREGIONTRACE_BUILD_BENCHMARKS=OFF -DCMAKE_CUDA_ARCHITECTURES=90)
+            -DREGIONTRACE_BUILD_BENCHMARKS=OFF -DTORCH_CUDA_ARCH_LIST=9.0+PTX)
 cuda_root=/usr/local/cuda
 [ -x "$cuda_root/bin/nvcc" ] || cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
 [ -x "$cuda_root/bin/nvcc" ] && cmake_args+=(-DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc")
@@ -140,6 +165,10 @@ if [ -n "$deps" ]; then
     ln -sfn "$prefix$(readlink "$l")" "$l"
   done
   cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr;$prefix/usr/lib/x86_64-linux-gnu/cmake")
+  if ls "$deps"/*.whl >/dev/null 2>&1; then
+    "$python" -m pip install --quiet --no-index --find-links "$deps" pybind11 pytest ||
+      say "(the bundled pybind11/pytest wheels did not install for $python)"
+  fi
   export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export CPATH="$prefix/usr/include${CPATH:+:$CPATH}"
 fi

@@ -2,7 +2,7 @@
 
     PYTHONPATH=build/python REGIONTRACE_CONFIG=config/profiles/parity.yaml \\
     REGIONTRACE_OUTPUT_DIR=/tmp/parity/ref \\
-      /usr/bin/python3 examples/parity/reference.py --weights /tmp/parity/weights.safetensors
+      ~/.cache/regiontrace/venv/bin/python examples/parity/reference.py --weights /tmp/parity/weights.safetensors
 
 It writes the weights, the input latents and the timesteps to a safetensors
 file (the C++ port, port.cpp, reads them back), then runs the denoising loop.

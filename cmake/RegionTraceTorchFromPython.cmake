@@ -84,7 +84,11 @@ endif()
 set(Torch_DIR "${regiontrace_torch_cmake_prefix}/Torch" CACHE PATH "libtorch's CMake package" FORCE)
 # Asked for by name: not finding it is an error, not a build without torch.
 set(REGIONTRACE_WITH_TORCH ON)
-add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=${REGIONTRACE_PYTHON_TORCH_CXX11_ABI})
+# The C++11 ABI is the compiler's default: only the old one needs saying (and
+# a define everywhere would override the test plugin built for the other ABI).
+if(REGIONTRACE_PYTHON_TORCH_CXX11_ABI STREQUAL "0")
+  add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=0)
+endif()
 message(STATUS "regiontrace: libtorch from ${REGIONTRACE_PYTHON}: torch "
                "${REGIONTRACE_PYTHON_TORCH_VERSION}, CUDA ${REGIONTRACE_PYTHON_TORCH_CUDA}, "
                "_GLIBCXX_USE_CXX11_ABI=${REGIONTRACE_PYTHON_TORCH_CXX11_ABI}, at ${Torch_DIR}")

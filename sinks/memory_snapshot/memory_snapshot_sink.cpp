@@ -344,9 +344,7 @@ void MemorySnapshotSink::flush() {
 void MemorySnapshotSink::close() {
   if (closed_.exchange(true)) return;
   set_listener(nullptr, 0);
-#if REGIONTRACE_MEMORY_HAS_GLOG
-  glog_quiet_.restore();
-#endif
+  log_quiet_.restore();
   if (cuda_history_) {
     std::string ignored;
     cuda::record_history(false, settings_.cuda_history_entries, &ignored);

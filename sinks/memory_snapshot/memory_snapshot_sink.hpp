@@ -22,9 +22,6 @@
 #include <vector>
 
 #include "allocation_reporter.hpp"
-#if REGIONTRACE_MEMORY_HAS_GLOG
-#include "glog_quiet.hpp"
-#endif
 #include "live_allocation_table.hpp"
 #include "memory_counters.hpp"
 #include "memory_settings.hpp"
@@ -33,6 +30,7 @@
 #include "region_paths.hpp"
 #include "regiontrace/plugin.hpp"
 #include "thread_accounting.hpp"
+#include "torch_log_quiet.hpp"
 
 namespace regiontrace::memory {
 
@@ -92,9 +90,7 @@ class MemorySnapshotSink final : public Sink, public AllocationListener {
   PooledParts pooled_;
   RegionPaths& paths_;
   LiveAllocationTable* const table_;  // with track_allocations
-#if REGIONTRACE_MEMORY_HAS_GLOG
-  GlogQuiet glog_quiet_;  // from before the reporter listens until close()
-#endif
+  TorchLogQuiet log_quiet_;           // from before the reporter listens until close()
   std::atomic<std::int64_t> overflow_count_{0};
   std::atomic<std::int64_t> overflow_bytes_{0};
   std::atomic<std::int64_t> untracked_frees_{0};

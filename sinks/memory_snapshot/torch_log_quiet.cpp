@@ -1,22 +1,43 @@
-#include "glog_quiet.hpp"
+#include "torch_log_quiet.hpp"
 
-#include <glog/logging.h>
+#include <c10/util/Logging.h>
 
 namespace regiontrace::memory {
+namespace {
 
-GlogQuiet::GlogQuiet() {
-  if (google::IsGoogleLoggingInitialized()) return;
-  previous_ = FLAGS_minloglevel;
-  if (previous_ >= google::GLOG_ERROR) return;
-  FLAGS_minloglevel = google::GLOG_ERROR;
+#if defined(C10_USE_GLOG)
+int& threshold() {
+  return FLAGS_minloglevel;
+}
+bool program_owns_logging() {
+  return google::IsGoogleLoggingInitialized();
+}
+constexpr int kErrors = google::GLOG_ERROR;
+#else
+int& threshold() {
+  return FLAGS_caffe2_log_level;
+}
+bool program_owns_logging() {
+  return false;
+}
+constexpr int kErrors = c10::GLOG_ERROR;
+#endif
+
+}  // namespace
+
+TorchLogQuiet::TorchLogQuiet() {
+  if (program_owns_logging()) return;
+  previous_ = threshold();
+  if (previous_ >= kErrors) return;
+  threshold() = kErrors;
   changed_ = true;
 }
 
-void GlogQuiet::restore() {
+void TorchLogQuiet::restore() {
   if (!changed_) return;
   changed_ = false;
   // Someone else changed it meanwhile: theirs stands.
-  if (FLAGS_minloglevel == google::GLOG_ERROR) FLAGS_minloglevel = previous_;
+  if (threshold() == kErrors) threshold() = previous_;
 }
 
 }  // namespace regiontrace::memory

@@ -1,20 +1,21 @@
-// While the sink listens, libtorch's CPU allocator logs through glog when a
+// While the sink listens, libtorch's CPU allocator logs a warning when a
 // tensor allocated before the sink started is freed ("Memory block of
-// unknown size was allocated before the profiling started"), prefixed by
-// glog's "Logging before InitGoogleLogging()" in a program that never set
-// glog up. Both are expected and harmless (docs/memory.md). In such a
-// program the sink raises glog's threshold to errors while it runs, and puts
-// it back when it closes; a program that initialised glog keeps its own.
+// unknown size was allocated before the profiling started"). It is expected
+// and harmless (docs/memory.md). The sink raises libtorch's log threshold to
+// errors while it runs and puts it back when it closes. libtorch logs
+// through c10's own logger (PyPI wheels: FLAGS_caffe2_log_level) or through
+// glog where it was built with it; there a program that set glog up keeps
+// its own threshold.
 #pragma once
 
 namespace regiontrace::memory {
 
-class GlogQuiet {
+class TorchLogQuiet {
  public:
-  GlogQuiet();
-  ~GlogQuiet() { restore(); }
-  GlogQuiet(const GlogQuiet&) = delete;
-  GlogQuiet& operator=(const GlogQuiet&) = delete;
+  TorchLogQuiet();
+  ~TorchLogQuiet() { restore(); }
+  TorchLogQuiet(const TorchLogQuiet&) = delete;
+  TorchLogQuiet& operator=(const TorchLogQuiet&) = delete;
   void restore();
 
  private:

@@ -19,9 +19,10 @@ using regiontrace::test::CleanEnv;
 using regiontrace::test::TempDir;
 
 // Freeing tensors that existed before the sink listened makes libtorch's CPU
-// allocator log through glog; a program that never set glog up must not see
-// that (nor glog's "Logging before InitGoogleLogging()").
-TEST(MemoryLifecycle, LibtorchsGlogWarningsStayOutOfANormalRun) {
+// allocator log a warning (through c10's logger, or glog where libtorch uses
+// it); a normal run must not see that (nor glog's "Logging before
+// InitGoogleLogging()").
+TEST(MemoryLifecycle, LibtorchsAllocatorWarningsStayOutOfANormalRun) {
   CleanEnv env;
   TempDir dir;
   const std::string err = dir.file("stderr.txt");

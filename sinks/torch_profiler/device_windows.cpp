@@ -96,7 +96,9 @@ DeviceFilterStats keep_device_activity_in_windows(TraceData& data) {
   }
   std::size_t k = 0;
   for (std::size_t i = 0; i < data.ops.size(); ++i) {
-    if (keep[i]) data.ops[k++] = std::move(data.ops[i]);
+    if (!keep[i]) continue;
+    if (k != i) data.ops[k] = std::move(data.ops[i]);  // never onto itself: that empties it
+    ++k;
   }
   data.ops.resize(k);
   return stats;

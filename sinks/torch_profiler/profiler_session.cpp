@@ -83,7 +83,13 @@ std::atomic<at::CallbackHandle> g_inherited_gate{0};
 // parent's session, which it never writes: the gate closes at once. Its
 // registration is removed when the child starts a session of its own, not
 // here, where a lock another thread of the parent held may never be released.
+// Set in a child forked while a session was live: libtorch's Kineto keeps
+// that session's state (and a handler thread the child does not have), so
+// starting or stopping a profiler there ends the child in std::terminate.
+std::atomic<bool> g_forked_from_live_session{false};
+
 void close_gate_in_child() {
+  if (g_live.load() != nullptr) g_forked_from_live_session.store(true);
   g_live.store(nullptr);
   g_in_flight.store(0);  // calls under way in the parent's other threads
   g_inherited_gate.store(g_gate.exchange(0));
@@ -276,6 +282,11 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
     return true;
   }();
   (void)fork_handler;
+  if (g_forked_from_live_session.load()) {
+    throw std::runtime_error(
+        "this process was forked while its parent's torch profiler session ran, and libtorch "
+        "keeps that session in the child: no profiler can start here");
+  }
   if (const at::CallbackHandle inherited = g_inherited_gate.exchange(0)) {
     at::removeCallback(inherited);
   }
@@ -433,6 +444,7 @@ void ProfilerSession::prime(const ProfilerOptions& options) {
   std::set<ActivityType> activities;
   if (options.cpu) activities.insert(ActivityType::CPU);
   if (options.cuda) activities.insert(ActivityType::CUDA);
+  if (g_forked_from_live_session.load()) return;  // the session start says why
   try {
     on_own_thread([&] {
       // The callback registry (libtorch builds it on first use).

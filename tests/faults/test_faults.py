@@ -190,11 +190,15 @@ children = []
 for w in range(4):
     pid = os.fork()
     if pid == 0:
-        # A data-loader worker: it runs regions of its own, then exits the
-        # normal way (atexit handlers, stdio flushed), as DataLoader's do.
+        # A data-loader worker: it runs regions of its own, then leaves as
+        # multiprocessing's forked workers do: stdio flushed, then os._exit
+        # (no interpreter teardown, no C++ static destructors: libtorch
+        # 2.15's Kineto, started by the parent's profiler, hangs in its own
+        # destructor in a forked child; docs/profiling.md).
         work("worker", 50)
         sys.stdout.write("worker done\\n")
-        sys.exit(0)
+        sys.stdout.flush()
+        os._exit(0)
     children.append(pid)
 work("parent", 20)
 for pid in children:

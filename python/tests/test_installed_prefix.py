@@ -28,9 +28,12 @@ with regiontrace.region("installed"):
     regiontrace.observe("x", torch.arange(4.0))
 regiontrace.shutdown()
 print("package", regiontrace.__file__)
+import os
 with open("/proc/self/maps") as f:
-    for path in sorted({line.split()[-1] for line in f if "regiontrace" in line}):
-        print("mapped", path)
+    paths = {line.split()[-1] for line in f if "/" in line}
+# Our files by name: the environment's own folder may be called regiontrace.
+for path in sorted(p for p in paths if "regiontrace" in os.path.basename(p)):
+    print("mapped", path)
 """, env=env, cwd=tmp_path)
     lines = proc.stdout.splitlines()
     package = [l.split(" ", 1)[1] for l in lines if l.startswith("package ")]

@@ -108,12 +108,13 @@ if [ -z "$python" ]; then
       [ -z \"\$plugin\" ] && exit 0
       ! nm -D --undefined-only \"\$plugin\" | grep -q '_ZN3c104cuda' || { echo \"\$plugin needs c10::cuda\"; exit 1; }"
   else
-    # The fused statistics kernel: Hopper SASS and PTX for later GPUs.
+    # The fused statistics kernel: Hopper SASS and PTX for later GPUs (read
+    # from the library's fat binary: the toolkit here has no cuobjdump).
     check cuda_kernel_sm90_ptx bash -c "
       lib=\$(ls '$cpu_build'/lib/libregiontrace_tensor_stats.so.*.*.* | head -1)
-      elf=\$(cuobjdump --list-elf \"\$lib\") && ptx=\$(cuobjdump --list-ptx \"\$lib\") || exit 1
-      echo \"\$elf\"; echo \"\$ptx\"
-      echo \"\$elf\" | grep -q 'sm_90' && echo \"\$ptx\" | grep -q 'sm_90'"
+      archs=\$(python3 '$root/scripts/fatbin_archs.py' \"\$lib\") || { echo \"\$lib has no device code\"; exit 1; }
+      echo \"\$archs\"
+      echo \"\$archs\" | grep -qx 'elf sm_90' && echo \"\$archs\" | grep -qx 'ptx sm_90'"
     # The allocator snapshots and device figures link libtorch's CUDA side.
     check memory_sink_links_cuda bash -c "
       plugin=\$(ls '$cpu_build'/lib/regiontrace/plugins/*memory_snapshot*.so | head -1)

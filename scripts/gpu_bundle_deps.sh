@@ -9,7 +9,7 @@
 #
 # gpu_check.sh unpacks them into its build folder (dpkg -x, nothing is
 # installed system-wide) and points CMake at them, and pip-installs the
-# wheels for the interpreter it uses. About 20 MB.
+# wheels for the interpreter it uses. About 16 MB.
 set -euo pipefail
 dest=${1:-.gpu-deps}
 mkdir -p "$dest"

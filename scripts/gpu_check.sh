@@ -23,7 +23,7 @@
 # and a C++ compiler, what scripts/gpu_bundle_deps.sh downloads here: the
 # Debian packages regiontrace builds on (yaml-cpp, Boost headers, re2, fmt,
 # prometheus-cpp, GoogleTest, simdjson, CLI11, nlohmann-json, zlib) and the
-# pybind11 and pytest wheels, about 20 MiB in all. Its CUDA toolkit (nvcc,
+# pybind11 and pytest wheels, about 16 MB in all. Its CUDA toolkit (nvcc,
 # NVTX3 headers) must be there.
 #
 # Environment: REGIONTRACE_PYTHON (the Python with CUDA PyTorch; default: the

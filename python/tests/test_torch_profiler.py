@@ -41,3 +41,27 @@ with regiontrace.region("hot"):
         if e.get("name") == "aten::mm":
             assert any(s["ts"] <= e["ts"] and e["ts"] + e.get("dur", 0) <= s["ts"] + s["dur"]
                        for s in spans), e
+
+
+def test_a_python_torch_profiler_makes_the_sink_stand_aside_once(tmp_path):
+    """The application's own torch.profiler.profile (libtorch 2.15) owns the
+    profiler: the sink says so once, writes no trace, and the application's
+    profile has its ops."""
+    env = clean_env(REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=tmp_path,
+                    REGIONTRACE_TORCH_PROFILER_REGIONS="hot")
+    proc = run_python("""
+import torch, regiontrace
+from torch.profiler import profile, ProfilerActivity
+a = torch.randn(32, 32)
+with profile(activities=[ProfilerActivity.CPU]) as prof:
+    for _ in range(3):
+        with regiontrace.region("hot"):
+            torch.mm(a, a)
+regiontrace.shutdown()
+mm = [e for e in prof.events() if e.name == "aten::mm"]
+print("app_mm", len(mm))
+""", env=env)
+    assert "app_mm 3" in proc.stdout, proc.stdout + proc.stderr
+    said = proc.stderr.count("runs the torch profiler itself")
+    assert said == 1, proc.stderr
+    assert not glob.glob(str(tmp_path / "torch_trace_*.json*")), sorted(p.name for p in tmp_path.iterdir())

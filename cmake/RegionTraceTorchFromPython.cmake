@@ -15,8 +15,14 @@ if(NOT REGIONTRACE_TORCH_FROM_PYTHON AND REGIONTRACE_PYTHON STREQUAL "")
   return()
 endif()
 if(REGIONTRACE_WITH_TORCH STREQUAL "OFF")
-  message(FATAL_ERROR "REGIONTRACE_TORCH_FROM_PYTHON/REGIONTRACE_PYTHON asks for libtorch, "
-                      "but REGIONTRACE_WITH_TORCH=OFF")
+  if(REGIONTRACE_TORCH_FROM_PYTHON)
+    message(FATAL_ERROR "REGIONTRACE_TORCH_FROM_PYTHON=ON asks for libtorch, "
+                        "but REGIONTRACE_WITH_TORCH=OFF")
+  endif()
+  # A build without libtorch (the sanitizer and fuzz builds): the interpreter
+  # named in the environment is for the Python side only, which such a
+  # build leaves out or builds without observe().
+  return()
 endif()
 
 if(REGIONTRACE_PYTHON STREQUAL "")

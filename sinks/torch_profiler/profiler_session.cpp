@@ -79,15 +79,15 @@ std::atomic<int> g_in_flight{0};
 std::atomic<at::CallbackHandle> g_gate{0};
 std::atomic<at::CallbackHandle> g_inherited_gate{0};
 
-// A forked child (a DataLoader-style worker) must not record into the
-// parent's session, which it never writes: the gate closes at once. Its
-// registration is removed when the child starts a session of its own, not
-// here, where a lock another thread of the parent held may never be released.
 // Set in a child forked while a session was live: libtorch's Kineto keeps
 // that session's state (and a handler thread the child does not have), so
 // starting or stopping a profiler there ends the child in std::terminate.
 std::atomic<bool> g_forked_from_live_session{false};
 
+// A forked child (a DataLoader-style worker) must not record into the
+// parent's session, which it never writes: the gate closes at once. Its
+// registration is removed when the child starts a session of its own, not
+// here, where a lock another thread of the parent held may never be released.
 void close_gate_in_child() {
   if (g_live.load() != nullptr) g_forked_from_live_session.store(true);
   g_live.store(nullptr);

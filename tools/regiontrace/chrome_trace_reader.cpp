@@ -1,6 +1,7 @@
 #include "chrome_trace_reader.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "gzip_io.hpp"
@@ -88,11 +89,16 @@ std::optional<std::int64_t> integer_field(simdjson::dom::object event, std::stri
   switch (value.type()) {
     case element_type::INT64:
       return int64_t(value);
-    case element_type::UINT64:
-      return static_cast<std::int64_t>(uint64_t(value));
+    case element_type::UINT64: {
+      const std::uint64_t u = value;
+      if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return std::nullopt;
+      return static_cast<std::int64_t>(u);
+    }
     case element_type::DOUBLE: {
+      // Whole numbers in int64's range only: converting one outside it is undefined.
       const double d = value;
-      if (std::floor(d) != d) return std::nullopt;
+      if (std::floor(d) != d || !(d >= -0x1p63 && d < 0x1p63)) return std::nullopt;
       return static_cast<std::int64_t>(d);
     }
     default:

@@ -282,7 +282,6 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   CollectionWindow* w = live_.load();
   if (w == nullptr) return;
   live_.store(nullptr, std::memory_order_release);
-  const std::int64_t now = steady_now();
   CollectedProfilePtr profile;
   std::string failure;
   try {
@@ -290,6 +289,9 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   } catch (const std::exception& e) {
     failure = e.what();
   }
+  // Read after the profiler stopped: another thread's op that ended while it
+  // was stopping is in the trace, and a region still open ends after it.
+  const std::int64_t now = steady_now();
   ops_refused_ = w->session().ops_refused();
   add_open_step_locked(*w, now, true);  // it goes on in the next window, if any
   CollectionWindow::Records rec = w->take_records();

@@ -2,10 +2,11 @@
 // to the sinks that selected them. Selection (regions, steps; ranks were
 // applied when sinks were built) happens here, once, for all sinks.
 //
-// Three files, one per concern:
+// Four files, one per concern:
 //   dispatcher_lifecycle.cpp  start, stop, fork; routing regions to sinks
 //   dispatcher_hot_path.cpp   enter/leave: the per-thread stack, tokens, and
 //                             delivering region begin/end events
+//   dispatcher_spans.cpp      spans: per-thread buffers and their hand-over
 //   dispatcher_events.cpp     building and delivering the other event kinds
 // and event_builder.hpp for what they share: the "inside" mask and the
 // fields every event carries.
@@ -87,11 +88,6 @@ class Dispatcher {
                               std::uint64_t token, std::uint64_t selected);
   void pop(ThreadStack& stack, bool unwinding);
   __attribute__((noinline)) void note_entered(const RoutingTable& table, RegionId id);
-  // `id`, `delivered` and `depth` are the frame's, passed as the values the
-  // caller holds: read back from the frame, they were reloaded after the
-  // stores in between.
-  void deliver_begin(ThreadStack& stack, const RoutingTable& table, Frame& frame, RegionId id,
-                     std::uint64_t delivered, std::uint32_t depth);
   void report_awaited_never_entered(const RoutingTable& table);
   void deliver_end(ThreadStack& stack, bool unwinding);
   // Spans (dispatcher_spans.cpp): the thread's buffer made with its first
@@ -102,7 +98,7 @@ class Dispatcher {
                 std::uint64_t sinks, std::int64_t end_ns, bool unwinding);
   void hand_over_spans(SpanBuffer& buffer, const RoutingTable* table, bool last);
   void collect_spans(const RoutingTable& table, std::uint64_t enabled);
-  void deliver_spans(const RoutingTable& table, std::uint64_t enabled, const SpanBuffer& buffer,
+  void deliver_spans(const RoutingTable& table, std::uint64_t enabled, SpanBuffer& buffer,
                      const Span* spans, const std::uint64_t* sinks, std::size_t count, bool last);
   void close_thread_spans(ThreadStack& stack);
   void forget_spans_after_fork();

@@ -1,10 +1,10 @@
-// Dispatcher, hot path: entering and leaving regions. A region no sink
-// selected, and one only span sinks selected, are handled by the inline code
-// of the public header (regiontrace/detail/region_stack.hpp) on the stack
-// defined here; the rest comes to the exported detail::enter/leave/leave_scope,
-// which deliver region begin and end events here too: one function per side
-// with no call before the sinks' (a call each to deliver_begin/deliver_end
-// and the clock was ~60 instructions of a delivered pair's ~460).
+// Dispatcher, hot path: entering and leaving regions. The inline code of the
+// public header (regiontrace/detail/region_stack.hpp) takes what it can on
+// the stack defined here; the rest comes to the exported
+// detail::enter/leave/leave_scope. Both push frames with push_frame only,
+// and a frame's `ending` says which end may take it: an end the inline code
+// declines is always taken here, by deliver_end, for every sink the frame
+// was delivered to.
 #include <string>
 #include <vector>
 
@@ -119,24 +119,16 @@ __attribute__((always_inline)) inline RegionEvent Dispatcher::region_event(
                      begin_ns};
 }
 
-__attribute__((always_inline)) inline void Dispatcher::deliver_begin(ThreadStack& stack,
-                                                                     const RoutingTable& table,
-                                                                     Frame& f, RegionId id,
-                                                                     std::uint64_t delivered,
-                                                                     std::uint32_t depth) {
-  const std::int64_t begin_ns = (delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
-  store_shared(f.begin_ns, begin_ns);
-  const std::uint64_t spans = delivered & table.span_mask;
-  const std::uint64_t events = delivered & ~table.span_mask;
-  // A span-only frame ends inline (leave_span_inline) like those
-  // enter_span_inline opens.
-  if (__builtin_expect(spans != 0, 0)) {
-    if (stack.spans() == nullptr) make_span_buffer(stack, table);
-    if (events == 0) f.span_key = table.generation();
-  }
-  if (events == 0) return;
-  const RegionEvent ev = region_event(stack, id, depth, false, begin_ns, false, 0);
-  deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
+// How a frame `delivered` to those sinks ends: inline when one kind of sink
+// alone got it (a span-only frame like those enter_span_inline opens, an
+// event frame like enter_event_inline's: its begin event builds the path the
+// inline end reads).
+__attribute__((always_inline)) inline std::uint64_t ending_of(const RoutingTable& table,
+                                                              std::uint64_t delivered) {
+  if (delivered == 0) return frame_ending(kEndPlain, table.generation());
+  if ((delivered & ~table.span_mask) == 0) return frame_ending(kEndSpans, table.generation());
+  if (delivered == table.event_sink_bit) return frame_ending(kEndEvent, table.generation());
+  return frame_ending(kEndOutOfLine, table.generation());
 }
 
 __attribute__((always_inline)) inline void Dispatcher::deliver_end(ThreadStack& stack,
@@ -177,28 +169,25 @@ __attribute__((always_inline)) inline std::uint64_t Dispatcher::push_selected(
   const std::uint64_t outer = inside_mask(&stack, table);
   const std::uint64_t delivered = selected & (table.region_event_mask | table.span_mask) &
                                   live_.load(std::memory_order_relaxed);
-  const std::uint32_t depth = stack.depth() + 1;  // with this frame
-  Frame& f = stack.next();
-  store_shared(f.id, id);
-  store_shared(f.generation, table.generation());
-  f.token = token;  // without kTokenDelivered, which a delivered frame's gets below
-  f.inside = outer | selected;
-  store_shared(f.delivered, delivered);
-  // Not an earlier frame's time (deliver_begin stamps it after the push)
-  // nor keys.
-  store_shared(f.begin_ns, std::int64_t{0});
-  f.span_key = 0;
-  f.event_key = 0;
-  stack.pushed();
-  if (__builtin_expect(selected == 0, 1)) return token;
-  if (__builtin_expect(table.track_entered, 0)) note_entered(table, id);
-  if (delivered == 0) return token;
+  if (__builtin_expect(selected != 0 && table.track_entered, 0)) note_entered(table, id);
+  if (__builtin_expect(delivered == 0, 1)) {
+    push_frame(&stack, id, table.generation(), token, outer | selected, 0,
+               frame_ending(kEndPlain, table.generation()), 0, 0);
+    return token;
+  }
   token |= kTokenDelivered;
-  f.token = token;
-  deliver_begin(stack, table, f, id, delivered, depth);
-  f.uncaught = stack.uncaught_exceptions();
-  // Its begin built the path: the end can be delivered inline.
-  if (delivered == table.event_sink_bit) f.event_key = table.generation();
+  const std::uint64_t spans = delivered & table.span_mask;
+  // Made before the frame that needs it is pushed: the stopping thread
+  // reads a thread's open spans through its buffer.
+  if (__builtin_expect(spans != 0 && stack.spans() == nullptr, 0)) make_span_buffer(stack, table);
+  const std::int64_t begin_ns = (delivered & table.time_mask) != 0 ? clock_ns_inline() : 0;
+  push_frame(&stack, id, table.generation(), token, outer | selected, delivered,
+             ending_of(table, delivered), stack.uncaught_exceptions(), begin_ns);
+  const std::uint64_t events = delivered & ~table.span_mask;
+  if (events != 0) {
+    const RegionEvent ev = region_event(stack, id, stack.depth(), false, begin_ns, false, 0);
+    deliver(table, events, "on_region_begin", [&](Sink& s) { s.on_region_begin(ev); });
+  }
   return token;
 }
 
@@ -245,7 +234,7 @@ void Dispatcher::leave(std::uint64_t token, bool unwinding) {
 }
 
 // Inlined into the exported functions below, which are their only callers:
-// a call more was ~6 instructions a side.
+// a call more costs ~6 instructions a side.
 __attribute__((always_inline)) inline std::uint64_t Dispatcher::enter_selected(
     ThreadStack& stack, const RoutingTable& table, RegionId id, std::uint64_t selected) {
   return push_selected(stack, table, id, stack.next_token(), selected);
@@ -259,16 +248,20 @@ __attribute__((always_inline)) inline void Dispatcher::leave_scope(std::uint64_t
     stack = current_thread_stack();
     if (stack == nullptr) return;
   }
-  const bool delivered = (token & kTokenDelivered) != 0;
   token &= ~kTokenDelivered;
+  // Whether the frame was delivered is the frame's to say, not the token's:
+  // a frame re-opened around an out-of-order end is delivered as the step
+  // was then.
   if (__builtin_expect(!stack->empty() && same_region(stack->top().token, token), 1)) {
-    pop(*stack, delivered && stack->uncaught_exceptions() > stack->top().uncaught);
+    const Frame& top = stack->top();
+    pop(*stack, top.delivered != 0 && stack->uncaught_exceptions() > top.uncaught);
     return;
   }
   bool unwinding = false;
-  for (std::uint32_t i = stack->depth(); delivered && i-- > 0;) {
-    if (same_region(stack->at(i).token, token)) {
-      unwinding = stack->uncaught_exceptions() > stack->at(i).uncaught;
+  for (std::uint32_t i = stack->depth(); i-- > 0;) {
+    const Frame& f = stack->at(i);
+    if (same_region(f.token, token)) {
+      unwinding = f.delivered != 0 && stack->uncaught_exceptions() > f.uncaught;
       break;
     }
   }
@@ -336,17 +329,8 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
     if (t != nullptr) {
       push(stack, *t, f.id, f.token & ~kTokenDelivered);  // delivered as it is now
     } else {
-      Frame& g = stack.next();
-      g.token = f.token;
-      g.inside = f.inside;
-      g.uncaught = f.uncaught;
-      g.span_key = f.span_key;
-      g.event_key = f.event_key;
-      store_shared(g.id, f.id);
-      store_shared(g.generation, f.generation);
-      store_shared(g.delivered, f.delivered);
-      store_shared(g.begin_ns, f.begin_ns);
-      stack.pushed();
+      push_frame(&stack, f.id, f.generation, f.token, f.inside, f.delivered, f.ending, f.uncaught,
+                 f.begin_ns);
     }
   }
 }

@@ -56,9 +56,16 @@ void Dispatcher::end_span(ThreadStack& stack, const RoutingTable& table, RegionI
                           std::int64_t begin_ns, std::uint64_t sinks, std::int64_t end_ns,
                           bool unwinding) {
   SpanBuffer* b = stack.spans();
-  // No buffer: the region began before this start-up made one. Handing
-  // over: a sink opened this region in on_spans; not recorded.
-  if (b == nullptr || b->handing_over || begin_ns == 0) return;
+  if (__builtin_expect(b == nullptr, 0)) {
+    make_span_buffer(stack, table);
+    b = stack.spans();
+  }
+  // Handing over: a sink opened this region in on_spans; no begin: the
+  // frame was re-opened while no sink ran. Not recorded, but counted.
+  if (__builtin_expect(b->handing_over || begin_ns == 0, 0)) {
+    b->count_dropped(sinks);
+    return;
+  }
   if (__builtin_expect(b->generation() != table.generation(), 0)) {
     // What the buffer holds is an earlier start-up's, left after its sinks
     // were collected: dropped.
@@ -91,7 +98,7 @@ void Dispatcher::hand_over_spans(SpanBuffer& b, const RoutingTable* t, bool last
   b.handing_over = false;
 }
 
-void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, const SpanBuffer& b,
+void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, SpanBuffer& b,
                                const Span* spans, const std::uint64_t* sinks, std::size_t count,
                                bool last) {
   std::uint64_t any = 0;
@@ -106,14 +113,17 @@ void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, con
     }
   }
   // A last batch goes to every span sink, empty or not: it says the thread
-  // is gone.
-  std::uint64_t mask = (last ? t.span_mask : any) & enabled;
+  // is gone. A sink with drops to report gets a batch too.
+  const std::uint64_t dropping = b.dropped_sinks(t.span_mask);
+  std::uint64_t mask = (last ? t.span_mask : any | dropping) & enabled;
   std::vector<Span> subset;
   while (mask != 0) {
     const std::uint64_t bit = mask & (~mask + 1);
     mask &= mask - 1;
     if (t.slots()[static_cast<std::size_t>(__builtin_ctzll(bit))]->failed.load()) continue;
-    SpanBatch batch{b.thread(), b.os_tid(), spans, count, last ? 1u : 0u};
+    const int index = __builtin_ctzll(bit);
+    SpanBatch batch{b.thread(), b.os_tid(),     spans,
+                    count,      last ? 1u : 0u, (dropping & bit) != 0 ? b.take_dropped(index) : 0u};
     if ((every & bit) == 0) {
       // Spans other sinks selected too: this sink gets its own only.
       subset.clear();
@@ -122,7 +132,7 @@ void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, con
       }
       batch.spans = subset.data();
       batch.count = subset.size();
-      if (batch.count == 0 && !last) continue;
+      if (batch.count == 0 && batch.dropped == 0 && !last) continue;
     }
     deliver(t, bit, "on_spans", [&](Sink& s) { s.on_spans(batch); });
   }
@@ -148,7 +158,7 @@ void Dispatcher::collect_spans(const RoutingTable& t, std::uint64_t enabled) {
     }
     b.taken(p.count);
     open_spans(*stack, t, now, step, spans, sinks);
-    if (!spans.empty()) {
+    if (!spans.empty() || b.dropped_sinks(t.span_mask) != 0) {
       deliver_spans(t, enabled, b, spans.data(), sinks.data(), spans.size(), false);
     }
   }

@@ -66,6 +66,28 @@ class SpanBuffer : public SpanRing {
     taken_ = 0;
     handing_over = false;
     key = SpanRing::generation;
+    for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
+  }
+
+  // Spans that could not be kept, counted for the sinks in `sinks` until a
+  // batch reports them. The owner counts (possibly while it holds lock(),
+  // from a sink's on_spans); the batch's deliverer takes them.
+  void count_dropped(std::uint64_t sinks) {
+    for (; sinks != 0; sinks &= sinks - 1) {
+      dropped_[__builtin_ctzll(sinks)].fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Those of `sinks` with drops counted.
+  std::uint64_t dropped_sinks(std::uint64_t sinks) const {
+    std::uint64_t out = 0;
+    for (; sinks != 0; sinks &= sinks - 1) {
+      const int i = __builtin_ctzll(sinks);
+      if (dropped_[i].load(std::memory_order_relaxed) != 0) out |= std::uint64_t{1} << i;
+    }
+    return out;
+  }
+  std::uint32_t take_dropped(int sink_index) {
+    return dropped_[sink_index].exchange(0, std::memory_order_relaxed);
   }
 
  private:
@@ -73,6 +95,7 @@ class SpanBuffer : public SpanRing {
   const long os_tid_;
   std::mutex mutex_;
   std::uint32_t taken_ = 0;  // under mutex_
+  std::atomic<std::uint32_t> dropped_[64] = {};
 };
 
 }  // namespace regiontrace::detail

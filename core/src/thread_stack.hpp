@@ -29,10 +29,7 @@ class ThreadStack : public RegionStack {
   Frame& top() { return frames[open - 1]; }
   const Frame& top() const { return frames[open - 1]; }
   Frame& at(std::uint32_t i) { return frames[i]; }
-  // The frame a push fills in (store_shared for what Frame says is shared),
-  // then pushed() publishes it; pop() lowers the depth.
-  Frame& next() { return frames[open]; }
-  void pushed() { __atomic_store_n(&open, open + 1, __ATOMIC_RELEASE); }
+  // Frames are pushed by push_frame (regiontrace/detail/region_stack.hpp).
   void pop() { store_shared(open, open - 1); }
 
   std::uint64_t next_token() { return last_token = next_region_token(last_token); }

@@ -57,6 +57,7 @@ ThreadSlot* TimelineSink::new_slot(std::uint64_t number, long os_tid, bool exit_
 }
 
 void TimelineSink::on_spans(const SpanBatch& batch) {
+  if (batch.dropped != 0) host_dropped_.fetch_add(batch.dropped, std::memory_order_relaxed);
   ThreadSlot* s = slots_.find(batch.thread_id);
   if (s == nullptr) s = new_slot(batch.thread_id, batch.os_tid, false);
   if (s == nullptr) return;
@@ -166,11 +167,14 @@ void TimelineSink::writer_loop() {
   }
 }
 
-std::string TimelineSink::statistics(std::uint64_t buffer_full, std::uint64_t over_cap) const {
+std::string TimelineSink::statistics(std::uint64_t buffer_full, std::uint64_t over_cap,
+                                     std::uint64_t by_host) const {
   std::string out = "{\"recorded\":";
   json::append_int(out, static_cast<std::int64_t>(budget_.kept() + steps_.size()));
   out += ",\"dropped\":";
-  json::append_int(out, static_cast<std::int64_t>(buffer_full + over_cap));
+  json::append_int(out, static_cast<std::int64_t>(buffer_full + over_cap + by_host));
+  out += ",\"dropped_by_host\":";
+  json::append_int(out, static_cast<std::int64_t>(by_host));
   out += ",\"dropped_buffer_full\":";
   json::append_int(out, static_cast<std::int64_t>(buffer_full));
   out += ",\"dropped_over_cap\":";
@@ -241,7 +245,8 @@ void TimelineSink::close() {
   }
   const std::uint64_t over_cap = budget_.dropped() + steps_dropped_;
   in.end_pair = sdk::clock_sync::read();
-  in.statistics = statistics(buffer_full, over_cap);
+  const std::uint64_t by_host = host_dropped_.load(std::memory_order_relaxed);
+  in.statistics = statistics(buffer_full, over_cap, by_host);
   try {
     GzipFile file(path_);
     const TraceTotals totals = write_trace(in, file);
@@ -265,6 +270,12 @@ void TimelineSink::close() {
     s->used = 0;
   }
   exchange_.release_all();
+  if (by_host > 0) {
+    context_.warn(std::to_string(by_host) +
+                  " region spans were not recorded by the host (regions opened from a sink's "
+                  "own span callback, or re-opened while no sink ran); see " +
+                  path_ + " (\"timeline\" member, dropped_by_host)");
+  }
   if (buffer_full + over_cap > 0) {
     context_.warn(
         std::to_string(buffer_full + over_cap) + " events were dropped: " +

@@ -75,7 +75,8 @@ class TimelineSink : public Sink {
   }
   void writer_loop();
   void write_trace_file();
-  std::string statistics(std::uint64_t buffer_full, std::uint64_t over_cap) const;
+  std::string statistics(std::uint64_t buffer_full, std::uint64_t over_cap,
+                         std::uint64_t by_host) const;
 
   SinkContext context_;
   TimelineSettings settings_;
@@ -100,6 +101,8 @@ class TimelineSink : public Sink {
   std::mutex steps_mutex_;
   std::vector<StepMark> steps_;
   std::uint64_t steps_dropped_ = 0;
+  // Spans the host could not record for this sink (SpanBatch::dropped).
+  std::atomic<std::uint64_t> host_dropped_{0};
   const pid_t pid_;
   std::atomic<bool> closed_{false};
   std::mutex close_mutex_;

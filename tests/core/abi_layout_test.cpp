@@ -46,7 +46,7 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 5, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 6, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&
@@ -167,6 +167,7 @@ RT_EXPECT_OFFSET(Span, begin_ns, 16);
 RT_EXPECT_OFFSET(Span, end_ns, 24);
 RT_EXPECT_LAYOUT(SpanBatch, 40, 8);
 RT_EXPECT_OFFSET(SpanBatch, last, 32);
+RT_EXPECT_OFFSET(SpanBatch, dropped, 36);
 RT_EXPECT_OFFSET(SpanBatch, os_tid, 8);
 RT_EXPECT_OFFSET(SpanBatch, spans, 16);
 RT_EXPECT_OFFSET(SpanBatch, count, 24);

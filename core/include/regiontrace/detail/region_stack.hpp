@@ -3,7 +3,7 @@
 // sink selected, recording one that only span sinks selected (into the
 // thread's SpanRing), and delivering the begin and end events of one that
 // only the table's one region-event sink selected, while sinks run. Out of
-// line that pair was two calls through the PLT and ~60 instructions (an
+// line such a pair costs two calls through the PLT and ~60 instructions (an
 // event pair ~190); inline, a few loads and stores in the caller. Everything
 // else (several event sinks, begin/end tokens, a thread's first region or
 // span, a path not built yet, a full ring, repairs) goes through
@@ -59,14 +59,23 @@ struct alignas(64) Frame {
   std::uint64_t inside = 0;     // sinks with a selected region open at or above this frame
   std::int64_t begin_ns = 0;    // the begin event's time_ns, for the end event
   unsigned uncaught = 0;        // delivered: uncaught exceptions when it began
-  // A frame only span sinks got: its generation, which its end compares
-  // with SpanRing::key to append its span inline; 0 for every other frame.
-  std::uint32_t span_key = 0;
-  // A frame only RegionRouting::event_sink got: its generation, which its
-  // end compares with the running table's to deliver the end inline; 0 for
-  // every other frame.
-  std::uint32_t event_key = 0;
+  // How its end is taken: frame_ending(kind, generation). The inline ends
+  // compare it whole with the one they can take, so a frame of another
+  // kind or start-up never passes for theirs.
+  std::uint64_t ending = 0;
 };
+
+// What ends a frame. kEndPlain: nothing was delivered, the pop is all.
+// kEndSpans: only span sinks got it, its span is appended to the SpanRing.
+// kEndEvent: only RegionRouting::event_sink got it, its end event is built
+// from the frame. kEndOutOfLine: the library's leave delivers the end.
+// Every end may go out of line; only the named kinds may go inline.
+enum FrameEnd : std::uint32_t { kEndPlain = 0, kEndOutOfLine = 1, kEndSpans = 2, kEndEvent = 3 };
+
+__attribute__((always_inline)) constexpr std::uint64_t frame_ending(FrameEnd kind,
+                                                                    std::uint32_t generation) {
+  return std::uint64_t{kind} << 32 | generation;
+}
 
 constexpr std::uint32_t kMaxRegionDepth = 256;
 
@@ -98,8 +107,9 @@ struct SpanRing {
   std::uint32_t generation = 0;         // start-up the spans belong to; changed under the lock
   bool handing_over = false;            // the owner is handing over: nothing is appended
   // The owner's: `generation`, or kClosedKey while handing over. One
-  // comparison with Frame::span_key tells the inline end that the frame is
-  // span-only, of this start-up, and that the ring takes spans now.
+  // comparison of Frame::ending with frame_ending(kEndSpans, key) tells the
+  // inline end that the frame is span-only, of this start-up, and that the
+  // ring takes spans now.
   std::uint32_t key = 0;
   const std::atomic<std::int64_t>* step = nullptr;  // the current step
   Span spans[kCapacity];
@@ -130,6 +140,28 @@ struct RegionStack {
   std::uint32_t path_end[kMaxDepth];
   Frame frames[kMaxDepth];
 };
+
+// The one writer of a frame: every entry, inline or out of line, and the
+// library's re-opening of frames, pushes through here. The fields another
+// thread reads (see Frame) are stored shared, and the depth is published
+// last. `s` is not full.
+__attribute__((always_inline)) inline void push_frame(RegionStack* s, std::uint32_t id,
+                                                      std::uint32_t generation, std::uint64_t token,
+                                                      std::uint64_t inside, std::uint64_t delivered,
+                                                      std::uint64_t ending, unsigned uncaught,
+                                                      std::int64_t begin_ns) {
+  const std::uint32_t d = s->open;
+  Frame& f = s->frames[d];
+  store_shared(f.id, id);
+  store_shared(f.generation, generation);
+  f.token = token;
+  f.inside = inside;
+  store_shared(f.delivered, delivered);
+  f.uncaught = uncaught;
+  f.ending = ending;
+  store_shared(f.begin_ns, begin_ns);
+  __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+}
 
 // What the routing table says about regions, for the fast path: which
 // sinks selected each region id, and the mask of the sinks that select every
@@ -226,24 +258,16 @@ __attribute__((always_inline)) inline std::uint64_t enter_span_inline(RegionStac
                                   ? r->unfiltered_mask
                                   : s->frames[d - 1].inside;
   const std::uint64_t delivered = selected & r->live->load(std::memory_order_relaxed);
-  // Read once: the atomic stores below would have it read again.
+  // Read once: the atomic stores of push_frame would have it read again.
   const std::uint32_t generation = r->generation;
   const std::uint64_t token = s->last_token = next_region_token(s->last_token);
-  Frame& f = s->frames[d];
-  store_shared(f.id, id);
-  store_shared(f.generation, generation);
-  f.inside = outer | selected;
-  store_shared(f.delivered, delivered);
   if (delivered == 0) {
-    f.token = token;
-    __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+    push_frame(s, id, generation, token, outer | selected, 0, frame_ending(kEndPlain, generation),
+               0, 0);
     return token;
   }
-  f.token = token | kTokenDelivered;
-  f.span_key = generation;
-  f.uncaught = *s->uncaught;
-  store_shared(f.begin_ns, clock_ns_inline());
-  __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+  push_frame(s, id, generation, token | kTokenDelivered, outer | selected, delivered,
+             frame_ending(kEndSpans, generation), *s->uncaught, clock_ns_inline());
   return token | kTokenDelivered;
 }
 
@@ -290,18 +314,9 @@ __attribute__((always_inline)) inline std::uint64_t enter_event_inline(RegionSta
                                   : s->frames[d - 1].inside;
   const std::uint32_t generation = r->generation;
   const std::uint64_t token = (s->last_token = next_region_token(s->last_token)) | kTokenDelivered;
-  Frame& f = s->frames[d];
-  store_shared(f.id, id);
-  store_shared(f.generation, generation);
-  f.token = token;
-  f.inside = outer | selected;
-  store_shared(f.delivered, selected);
-  f.span_key = 0;
-  f.event_key = generation;
-  f.uncaught = *s->uncaught;
   const std::int64_t now = r->event_sink_timed ? clock_ns_inline() : 0;
-  store_shared(f.begin_ns, now);
-  __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+  push_frame(s, id, generation, token, outer | selected, selected,
+             frame_ending(kEndEvent, generation), *s->uncaught, now);
   const std::string_view name = r->names[id];
   deliver_event_inline<false>(
       r, RegionEvent{id, name, d == 0 ? name : std::string_view(s->path_text, s->path_end[d]),
@@ -325,13 +340,8 @@ __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t i
                                        ? s->frames[d - 1].inside
                                        : r->unfiltered_mask;
       const std::uint64_t token = s->last_token = next_region_token(s->last_token);
-      Frame& f = s->frames[d];
-      store_shared(f.id, id);
-      store_shared(f.generation, r->generation);
-      f.token = token;
-      f.inside = inside;
-      store_shared(f.delivered, std::uint64_t{0});
-      __atomic_store_n(&s->open, d + 1, __ATOMIC_RELEASE);
+      const std::uint32_t generation = r->generation;
+      push_frame(s, id, generation, token, inside, 0, frame_ending(kEndPlain, generation), 0, 0);
       return token;
     }
     if (s->spans != nullptr) {
@@ -356,10 +366,10 @@ __attribute__((always_inline)) inline std::uint64_t enter_inline(std::uint32_t i
 }
 
 // The end of a delivered frame, when its span can be appended here: a
-// span-only frame of the ring's start-up (its span_key is the ring's key,
-// which also says that no hand-over is under way), room in the ring. False:
-// out of line. Always inlined: as a call it cost ~15 instructions of a ~225
-// span pair.
+// span-only frame of the ring's start-up (its ending is kEndSpans with the
+// ring's key, which also says that no hand-over is under way), room in the
+// ring. False: out of line, where a full ring is handed over first. Always
+// inlined: a call costs ~15 instructions of a ~225 span pair.
 __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std::uint64_t token) {
   SpanRing* const ring = s->spans;  // not null: leave_scope_inline checked
   const std::uint32_t d = s->open - 1;
@@ -367,8 +377,8 @@ __attribute__((always_inline)) inline bool leave_span_inline(RegionStack* s, std
   const std::uint32_t n = ring->count.load(std::memory_order_relaxed);
   // The count of exceptions in flight changed since the begin: whether
   // this end is unwinding is the library's to tell.
-  if (top.token != token || top.span_key != ring->key || n == SpanRing::kCapacity ||
-      *s->uncaught != top.uncaught) {
+  if (top.token != token || top.ending != frame_ending(kEndSpans, ring->key) ||
+      n == SpanRing::kCapacity || *s->uncaught != top.uncaught) {
     return false;
   }
   // Written in place: a Span built on the stack and copied cost ten more
@@ -401,7 +411,7 @@ __attribute__((always_inline)) inline bool leave_event_inline(RegionStack* s, st
   const std::uint32_t d = s->open - 1;
   const Frame& top = s->frames[d];
   const RegionRouting* const r = g_region_routing.load(std::memory_order_acquire);
-  if (top.token != token || r == nullptr || top.event_key != r->generation ||
+  if (top.token != token || r == nullptr || top.ending != frame_ending(kEndEvent, r->generation) ||
       (r->enabled->load(std::memory_order_relaxed) & r->event_sink_bit) == 0 ||
       *s->uncaught != top.uncaught) {
     return false;

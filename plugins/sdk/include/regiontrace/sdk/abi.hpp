@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v5::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v6::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -24,17 +24,17 @@
 // unless some sink asks for it), the build-info entry point, the inline
 // namespace. 3 = KeySpec::value_check (sinks' own checks of a value, run by
 // `regiontrace check` too). 4 = end events carry begin_time_ns. 5 =
-// kInterestSpans, Sink::on_spans, Span and SpanBatch.
+// kInterestSpans, Sink::on_spans, Span and SpanBatch. 6 = SpanBatch::dropped.
 #pragma once
 
 #include <cstdint>
 
 #define REGIONTRACE_SDK_VERSION_MAJOR 1
-#define REGIONTRACE_SDK_VERSION_MINOR 1
+#define REGIONTRACE_SDK_VERSION_MINOR 2
 #define REGIONTRACE_SDK_VERSION_PATCH 0
-#define REGIONTRACE_SDK_VERSION_STRING "1.1.0"
+#define REGIONTRACE_SDK_VERSION_STRING "1.2.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 5
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 6
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the

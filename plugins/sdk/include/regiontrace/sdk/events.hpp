@@ -71,6 +71,11 @@ struct SpanBatch {
   // 1: the thread is exiting and no batch for it follows (a sink may give
   // back what it keeps per thread).
   std::uint32_t last = 0;
+  // Spans of this sink the host could not record on this thread since its
+  // previous batch (a region the sink opened from its own on_spans, say): a
+  // sink adds them to what it reports as dropped. A batch may carry drops
+  // and no spans.
+  std::uint32_t dropped = 0;
 };
 
 struct StepEvent {

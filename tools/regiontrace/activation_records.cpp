@@ -1,6 +1,7 @@
 #include "activation_records.hpp"
 
 #include <simdjson.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 
 #include "dom_json_writer.hpp"
+#include "gzip_io.hpp"
 #include "json_number_repair.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
@@ -126,8 +128,10 @@ class TraceLoader {
   TraceLoader(const std::string& path, NamePool& names) : names_(names) { trace_.path = path; }
 
   ActivationTrace load() {
-    gzFile in = gzopen(trace_.path.c_str(), "rb");
+    const int fd = open_input_file(trace_.path);
+    gzFile in = gzdopen(fd, "rb");
     if (in == nullptr) {
+      close(fd);
       throw std::runtime_error(trace_.path + ": cannot open: " + std::strerror(errno));
     }
     try {
@@ -169,6 +173,10 @@ class TraceLoader {
         }
         filled += static_cast<std::size_t>(n);
         at_end = n == 0;
+        // The records kept grow with the text: a gzip bomb of short lines
+        // is refused at the limit instead of filling memory.
+        read_bytes_ += static_cast<std::uint64_t>(n);
+        if (read_bytes_ > max_input_bytes()) throw std::runtime_error(input_too_large(trace_.path));
       }
       std::size_t pos = 0;
       while (pos < filled) {
@@ -405,6 +413,7 @@ class TraceLoader {
   std::string scratch_;
   std::size_t arena_mark_ = 0;
   std::uint32_t line_ = 0;
+  std::uint64_t read_bytes_ = 0;  // text read so far, inflated
 };
 
 }  // namespace

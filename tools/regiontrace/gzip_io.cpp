@@ -1,11 +1,14 @@
 #include "gzip_io.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -21,16 +24,22 @@ std::runtime_error io_error(const std::string& path, const std::string& what) {
 // Reads the file into a buffer with room for simdjson's padding after it, so
 // the (often hundreds of MB) text is never copied to grow it.
 std::string read_raw(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) throw io_error(path, std::strerror(errno));
+  const int fd = open_input_file(path);
+  std::FILE* file = fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int error = errno;
+    close(fd);
+    throw io_error(path, std::strerror(error));
+  }
   std::string bytes;
   struct stat info {};
-  // A device or pipe (`/dev/zero`) would be read without end: traces are files.
-  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (fstat(fd, &info) != 0) {
     std::fclose(file);
-    throw io_error(path, S_ISDIR(info.st_mode)
-                             ? "is a folder, not a trace file"
-                             : "is not a regular file (a device, pipe or socket)");
+    throw io_error(path, std::strerror(errno));
+  }
+  if (static_cast<std::uint64_t>(info.st_size) > max_input_bytes()) {
+    std::fclose(file);
+    throw std::runtime_error(input_too_large(path));
   }
   bytes.reserve(static_cast<std::size_t>(info.st_size) + simdjson::SIMDJSON_PADDING);
   char chunk[1 << 16];
@@ -52,7 +61,8 @@ std::string inflate_gzip(const std::string& path, const std::string& compressed)
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) throw io_error(path, "zlib initialisation failed");
   std::string out;
-  out.reserve(compressed.size() * 6);
+  const std::uint64_t limit = max_input_bytes();
+  out.reserve(std::min<std::uint64_t>(compressed.size() * 6, limit));
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
   zs.avail_in = static_cast<uInt>(compressed.size());
   char chunk[1 << 16];
@@ -62,6 +72,10 @@ std::string inflate_gzip(const std::string& path, const std::string& compressed)
     zs.avail_out = sizeof(chunk);
     rc = inflate(&zs, Z_NO_FLUSH);
     out.append(chunk, sizeof(chunk) - zs.avail_out);
+    if (out.size() > limit) {
+      inflateEnd(&zs);
+      throw std::runtime_error(input_too_large(path));
+    }
     if (rc == Z_STREAM_END) {
       if (zs.avail_in == 0) break;
       inflateReset(&zs);  // another member follows
@@ -79,6 +93,39 @@ std::string inflate_gzip(const std::string& path, const std::string& compressed)
 }
 
 }  // namespace
+
+int open_input_file(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of
+  // waiting for a writer; the type is checked before any read.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw io_error(path, std::strerror(errno));
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    const bool folder = S_ISDIR(info.st_mode);
+    close(fd);
+    throw io_error(path, folder ? "is a folder, not a trace file"
+                                : "is not a regular file (a FIFO, device or socket)");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+std::uint64_t max_input_bytes() {
+  const char* v = std::getenv("REGIONTRACE_MAX_INPUT_MB");
+  std::uint64_t mb = 4096;
+  if (v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const unsigned long long parsed = std::strtoull(v, &end, 10);
+    if (end != nullptr && *end == '\0' && parsed > 0) mb = parsed;
+  }
+  return mb << 20;
+}
+
+std::string input_too_large(const std::string& path) {
+  return path + ": holds more than " + std::to_string(max_input_bytes() >> 20) +
+         " MiB of text once inflated (a gzip bomb, or a trace larger than this tool reads "
+         "whole; REGIONTRACE_MAX_INPUT_MB raises the limit)";
+}
 
 PaddedText::PaddedText(std::string bytes) : buffer_(std::move(bytes)), size_(buffer_.size()) {
   buffer_.append(simdjson::SIMDJSON_PADDING, '\0');

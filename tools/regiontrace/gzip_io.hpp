@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,8 +32,22 @@ class PaddedText {
 };
 
 // Reads `path` whole, inflating it when it is gzip. Throws std::runtime_error
-// naming the path when it cannot be read or is a damaged gzip stream.
+// naming the path when it cannot be read, is not a regular file, is a
+// damaged gzip stream or holds more than max_input_bytes() of text.
 PaddedText read_text_file(const std::string& path);
+
+// Opens an input for reading, refusing what is not a regular file (a FIFO
+// with no writer, a device, a folder) before anything could block on it.
+// Returns the descriptor (close-on-exec); throws std::runtime_error naming
+// the path.
+int open_input_file(const std::string& path);
+
+// The most text one input may hold once inflated: REGIONTRACE_MAX_INPUT_MB
+// (default 4096 MiB), so that a small gzip bomb is refused with a message
+// instead of exhausting memory.
+std::uint64_t max_input_bytes();
+// The message for an input past max_input_bytes().
+std::string input_too_large(const std::string& path);
 
 bool has_gz_suffix(const std::string& path);
 

@@ -69,11 +69,12 @@ Inputs read_inputs(const std::vector<std::string>& paths) {
       for (const auto& f : files) read_file(f, true, in);
       continue;
     }
-    if (!fs::is_regular_file(path, ec)) {
+    if (!fs::exists(path, ec)) {
       throw std::runtime_error(path +
                                ": no such file or folder (give traces, memory summaries "
                                "or the folders the sinks wrote them to)");
     }
+    // A FIFO or device is refused by the reader, as every command does.
     read_file(path, false, in);
   }
   if (in.traces.empty() && in.memory.empty()) {

@@ -6,8 +6,9 @@
 
 #include <stdexcept>
 #include "event_fields.hpp"
+#include "gzip_io.hpp"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 namespace regiontrace::cli {
 namespace {
@@ -32,14 +33,10 @@ constexpr std::array<bool, 256> kStructural = [] {
 
 TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
   // A device or pipe (`/dev/zero`) would be read without end: traces are files.
-  struct stat info {};
-  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
-    throw std::runtime_error(path + (S_ISDIR(info.st_mode)
-                                         ? ": is a folder, not a trace file"
-                                         : ": is not a regular file (a device, pipe or socket)"));
-  }
-  file_ = gzopen(path.c_str(), "rb");
+  const int fd = open_input_file(path);
+  file_ = gzdopen(fd, "rb");
   if (file_ == nullptr) {
+    close(fd);
     throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
   }
   gzbuffer(file_, 1 << 18);

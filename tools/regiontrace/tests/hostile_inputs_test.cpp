@@ -1,0 +1,75 @@
+// Inputs that are not trace files, given to every reading command: a FIFO
+// nobody writes to (which a plain open() waits on for ever) and a gzip bomb
+// (a few hundred KiB that inflate past the input limit). Each command must
+// refuse them at once, naming the file, with exit code 2.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "cli_test_helpers.hpp"
+
+namespace regiontrace::test {
+namespace {
+
+// `mib` MiB of newlines, gzip-compressed (about 1000:1).
+void write_gzip_bomb(const std::string& path, int mib) {
+  gzFile out = gzopen(path.c_str(), "wb9");
+  ASSERT_NE(out, nullptr);
+  const std::string chunk(1 << 20, '\n');
+  for (int i = 0; i < mib; ++i) {
+    ASSERT_EQ(gzwrite(out, chunk.data(), static_cast<unsigned>(chunk.size())),
+              static_cast<int>(chunk.size()));
+  }
+  ASSERT_EQ(gzclose(out), Z_OK);
+}
+
+class HostileInputs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fifo_ = dir_.file("pipe.json");
+    ASSERT_EQ(mkfifo(fifo_.c_str(), 0600), 0);
+    bomb_ = dir_.file("bomb.json.gz");
+    write_gzip_bomb(bomb_, 64);
+  }
+  // The commands that read `input`; `timeout` turns a hang into a failure.
+  std::vector<std::string> commands(const std::string& input) const {
+    const std::string in = shell_quoted(input);
+    return {"summary " + in, "diff " + in + " " + in, "report " + in,
+            "merge -o " + shell_quoted(dir_.file("merged.json")) + " " + in};
+  }
+  CleanEnv env_;
+  TempDir dir_;
+  std::string fifo_;
+  std::string bomb_;
+};
+
+TEST_F(HostileInputs, AFifoIsRefusedBeforeItIsOpenedForReading) {
+  for (const std::string& cmd : commands(fifo_)) {
+    const auto r = run_command("timeout 60 " + shell_quoted(REGIONTRACE_CLI) + " " + cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find(fifo_ + ": is not a regular file"), std::string::npos) << cmd << "\n"
+                                                                                   << r.output;
+  }
+}
+
+TEST_F(HostileInputs, AGzipBombIsRefusedAtTheInputLimit) {
+  // 64 MiB inflated against a 16 MiB limit, in 1 GiB of address space:
+  // summary and diff, which keep what they read, stop at the limit and name
+  // it; report and merge stream (what they keep is bounded on its own) and
+  // stop where the text stops being a trace.
+  for (const std::string& cmd : commands(bomb_)) {
+    const auto r = run_command("ulimit -v 1048576 && REGIONTRACE_MAX_INPUT_MB=16 timeout 60 " +
+                               shell_quoted(REGIONTRACE_CLI) + " " + cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find(bomb_ + ": "), std::string::npos) << cmd << "\n" << r.output;
+    if (cmd.rfind("summary", 0) == 0 || cmd.rfind("diff", 0) == 0) {
+      EXPECT_NE(r.output.find(bomb_ + ": holds more than 16 MiB of text once inflated"),
+                std::string::npos)
+          << cmd << "\n"
+          << r.output;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace regiontrace::test

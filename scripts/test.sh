@@ -48,7 +48,7 @@ done
 
 # The sinks, core/torch and the examples under ASan+UBSan, with libtorch:
 # the wheel's prebuilt libtorch is not instrumented, our code around it is,
-# and the exit-path tests close every sink from the exit handler (issue 19).
+# and the exit-path tests close every sink from the exit handler.
 # Only what those tests run is built.
 source scripts/python_env.sh
 dir=build-address-torch

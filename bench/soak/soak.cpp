@@ -1,4 +1,4 @@
-// The soak benchmark (issue 13): many threads running regions, ops and
+// The soak benchmark: many threads running regions, ops and
 // observed tensors for minutes with every file-writing sink on, configured by
 // a profile as an application is (scripts/soak.sh passes bench/soak/soak.yaml).
 // It samples its resident set once a second and, at the end, reads the

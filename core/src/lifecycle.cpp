@@ -178,8 +178,8 @@ void write_effective_config(const EffectiveConfig& cfg, const std::set<std::stri
                            std::to_string(cfg.pid) + ".json";
   for (const std::string& dir : dirs) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    // Whole or absent: on a full disk it was left as 4096 bytes of invalid
-    // JSON (issue 13, defect 4).
+    // Whole or absent, never cut short: a full disk must not leave invalid
+    // JSON under the name tools read.
     const std::string error = sdk::WholeFileWriter::write_file(path, json);
     if (!error.empty()) log(LogLevel::kWarn, "the effective configuration: " + error);
   }

@@ -3,8 +3,8 @@ the seed's variables) on both sides, then `regiontrace diff`.
 
 Explicit tolerances (--rtol 1e-5 --atol 1e-6): both sides run the same
 libtorch kernels in fp32 with one thread, so the faithful port agrees far
-tighter than that (bit for bit here), and the diff's default tolerances are
-being reworked separately (issue 16 section 2)."""
+tighter than that (bit for bit here), whatever the diff's default
+tolerances."""
 
 import json
 import os

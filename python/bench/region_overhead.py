@@ -1,5 +1,5 @@
-"""Disabled cost of `with regiontrace.region(...)` (issue 16's budget: no more
-than a bare `with contextlib.nullcontext():` plus 100 ns).
+"""Disabled cost of `with regiontrace.region(...)` (the budget: no more than
+a bare `with contextlib.nullcontext():` plus 100 ns).
 
     PYTHONPATH=build/python /usr/bin/python3 python/bench/region_overhead.py
 

@@ -1,6 +1,6 @@
 // regiontrace.region: the one Python object on the hot path, written against
 // the C API rather than pybind11 because its disabled cost is a promise
-// (issue 16: no more than `with contextlib.nullcontext():` plus 100 ns).
+// (no more than `with contextlib.nullcontext():` plus 100 ns).
 // pybind11's constructor and method dispatch alone cost several hundred
 // nanoseconds; a static type with a vectorcall constructor and METH_NOARGS /
 // METH_FASTCALL methods costs about what a bare `with` costs.

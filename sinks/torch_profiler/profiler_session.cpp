@@ -418,7 +418,7 @@ CollectedProfilePtr ProfilerSession::finish() {
     on_own_thread([&] {
       // Not on the calling thread: removeCallback looks in that thread's
       // callback list first, which the main thread no longer has when this
-      // runs from the exit handler (issue 13: use after free).
+      // runs from the exit handler (a use after free).
       if (remove_gate) at::removeCallback(s.gate);
       // libtorch stops the profiler of the calling thread: lend this one the
       // state and the callback, which disableProfiler takes back.

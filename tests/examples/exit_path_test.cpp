@@ -2,9 +2,8 @@
 // so every sink is closed by the exit handler, with output still pending
 // (the last schedule window, records in the writer's queue). glibc's
 // MALLOC_PERTURB_ fills freed memory with a pattern, so a close path that
-// touches an object static destruction already freed (issue 19 point 1,
-// issue 13 defect 1) crashes or corrupts the heap in every run instead of
-// in some.
+// touches an object static destruction already freed crashes or corrupts
+// the heap in every run instead of in some.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-"""The fault campaign of issue 13 as tests: SIGKILL at several points, a full
+"""The fault campaign as tests: SIGKILL at several points, a full
 disk (tmpfs as root, RLIMIT_FSIZE otherwise), output folders removed or made
 read-only mid-run, and forked workers that exit. After each, every output
 left behind passes the shared whole-output checker (whole_outputs.py), no

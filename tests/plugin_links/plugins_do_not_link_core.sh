@@ -3,7 +3,7 @@
 # (readelf's NEEDED) or indirect (what the loader maps for it, per ldd): a
 # plugin that brings the core with it puts a second registry and dispatcher
 # into a process that loaded the core already, or fails to load where the core
-# is not on its RUNPATH (DESIGN.md: `sinks/* -> plugins/sdk <- core`).
+# is not on its RUNPATH (docs/architecture.md: `sinks/* -> plugins/sdk <- core`).
 # Usage: plugins_do_not_link_core.sh <plugins folder> [expected plugin count]
 set -euo pipefail
 dir=$1

@@ -1,6 +1,5 @@
 // The `layers` / `op_filter` patterns: Python re syntax on RE2, refusals
-// that say why, and the inputs that crashed or hung std::regex (issue 13,
-// defect 6).
+// that say why, and inputs that crash or hang std::regex.
 #include "name_filter.hpp"
 
 #include <gtest/gtest.h>

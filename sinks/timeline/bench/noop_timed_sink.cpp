@@ -1,6 +1,6 @@
 // A sink that does nothing with the SDK's default interests, timestamps
-// included: what any timed sink pays before its own work (issue 15 compares
-// it with two bare clock reads).
+// included: what any timed sink pays before its own work (the benchmark
+// compares it with two bare clock reads).
 #include "regiontrace/plugin.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 //     at most +10 ns, judged from batches of each interleaved in one
 //     benchmark (BM_OverClocks*);
 //   - a region pair with a no-op sink of default interests (timestamps on)
-//     against the same two reads: at most +10 ns (issue 15);
+//     against the same two reads: at most +10 ns;
 //   - against raw NVTX push/pop with the recording tool attached, and
 //     against RECORD_USER_SCOPE under the torch profiler (where built);
 //   - sustained: 2 threads recording as fast as they can with the writer

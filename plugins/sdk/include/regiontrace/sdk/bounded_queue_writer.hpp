@@ -1,6 +1,6 @@
 // A bounded queue in front of one writer thread: the shape every sink that
 // writes files needs, so formatting, compression and I/O never run on the
-// application's threads (DESIGN.md, "The hot path").
+// application's threads, whose regions must stay a few nanoseconds.
 //
 // Producers (any thread) push() items: a lock and a move, no system call in
 // the common case. The writer thread wakes when `wake_batch` items wait,

@@ -5,7 +5,7 @@
 // child that calls exit() flushes it, writing the parent's records twice.
 // This writer keeps its own buffer, writes it with write(2) only in the
 // process that opened the file, and writes nothing when asked from another
-// one (DESIGN.md: "never write one file from two processes").
+// one: one file is never written from two processes.
 //
 // Whole lines: append() takes complete lines; each flush writes the buffered
 // lines with one write(2). When that write fails or comes up short (disk

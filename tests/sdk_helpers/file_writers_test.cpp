@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,6 +121,39 @@ TEST(LineFileWriter, AppendModeKeepsWhatWasThere) {
   }
   EXPECT_EQ(slurp(path), "one\ntwo\n");
   EXPECT_THROW(LineFileWriter((dir / "no" / "such.jsonl").string()), std::runtime_error);
+  fs::remove_all(dir);
+}
+
+// A shared output folder where someone planted the name first: a link to
+// another file, a hard link, a FIFO. Nothing is written through them, the
+// target keeps its bytes, and the message names the path and the reason.
+TEST(LineFileWriter, PlantedLinksAndFifosAreRefusedNotFollowed) {
+  const fs::path dir = fresh_dir("planted");
+  const std::string victim = (dir / "victim").string();
+  { std::ofstream(victim) << "keep me\n"; }
+  auto refused = [&](const std::string& path, const std::string& why) {
+    for (auto mode : {LineFileWriter::Mode::kTruncate, LineFileWriter::Mode::kAppend}) {
+      try {
+        LineFileWriter f(path, mode);
+        f.append("{\"x\":1}");
+        ADD_FAILURE() << path << " was opened";
+      } catch (const std::runtime_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("refusing to write `" + path + "`"), std::string::npos) << m;
+        EXPECT_NE(m.find(why), std::string::npos) << m;
+      }
+    }
+  };
+  const std::string sym = (dir / "activations_rank0_pid1.jsonl").string();
+  fs::create_symlink(victim, sym);
+  refused(sym, "symbolic link");
+  const std::string hard = (dir / "memory_rank0_pid1.jsonl").string();
+  fs::create_hard_link(victim, hard);
+  refused(hard, "other hard links");
+  const std::string fifo = (dir / "timeline.jsonl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  refused(fifo, "FIFO");
+  EXPECT_EQ(slurp(victim), "keep me\n");
   fs::remove_all(dir);
 }
 

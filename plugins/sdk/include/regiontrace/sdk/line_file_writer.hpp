@@ -45,18 +45,46 @@ class LineFileWriter {
   LineFileWriter& operator=(const LineFileWriter&) = delete;
 
   // Creates (or truncates, or appends to) the file. Throws
-  // std::runtime_error naming the path when it cannot be opened.
+  // std::runtime_error naming the path when it cannot be opened, and when
+  // what is there already is not this user's plain file: output folders
+  // are often shared, and a link, FIFO or hard link planted under the name
+  // would make a run (as root, say) write over another file or block.
   void open(const std::string& path, Mode mode = Mode::kTruncate) {
     close();
     path_ = path;
     error_.clear();
-    const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (mode == Mode::kTruncate ? O_TRUNC : 0);
-    fd_ = ::open(path.c_str(), flags, 0644);
+    // Not truncated yet: that waits until the checks passed.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0) {
-      throw std::runtime_error("cannot create `" + path + "`: " + std::strerror(errno));
+      const int e = errno;
+      if (e == ELOOP) refuse(path, "it is a symbolic link");
+      if (e == ENXIO) refuse(path, "it is a FIFO");
+      throw std::runtime_error("cannot create `" + path + "`: " + std::strerror(e));
     }
     struct stat st {};
-    whole_end_ = ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+    if (::fstat(fd_, &st) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      fd_ = -1;
+      throw std::runtime_error("cannot create `" + path + "`: " + std::strerror(e));
+    }
+    const char* why = !S_ISREG(st.st_mode)       ? "it is not a regular file"
+                      : st.st_nlink > 1          ? "it has other hard links"
+                      : st.st_uid != ::geteuid() ? "it belongs to another user"
+                                                 : nullptr;
+    if (why != nullptr) {
+      ::close(fd_);
+      fd_ = -1;
+      refuse(path, why);
+    }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    if (mode == Mode::kTruncate && st.st_size > 0 && ::ftruncate(fd_, 0) != 0) {
+      const int e = errno;
+      ::close(fd_);
+      fd_ = -1;
+      throw std::runtime_error("cannot truncate `" + path + "`: " + std::strerror(e));
+    }
+    whole_end_ = mode == Mode::kTruncate ? 0 : static_cast<std::uint64_t>(st.st_size);
     if (mode == Mode::kAppend) ::lseek(fd_, 0, SEEK_END);
     owner_ = ::getpid();
   }
@@ -123,6 +151,11 @@ class LineFileWriter {
   std::uint64_t bytes_written() const { return bytes_; }
 
  private:
+  [[noreturn]] static void refuse(const std::string& path, const char* why) {
+    throw std::runtime_error("refusing to write `" + path + "`: " + why +
+                             " (someone else may have put it there); remove it or choose "
+                             "another output folder");
+  }
   // After a failed or short write: keep the whole lines among the `reached`
   // bytes that made it, cut the torn tail off.
   void cut_back(std::uint64_t reached) {

@@ -201,21 +201,39 @@ class GzipBackend : public OutputFile::Backend {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+OutputFile::OutputFile(const std::string& path)
+    : path_(path), tmp_path_(path + ".tmp" + std::to_string(getpid())) {
+  // Created exclusively (a planted link or file there is refused, never
+  // followed) beside the final name, and renamed over it by close(): a run
+  // that fails or is killed midway leaves the old file as it was.
+  const int fd = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    throw io_error(path, std::string("cannot create the temporary file `") + tmp_path_ +
+                             "`: " + std::strerror(errno));
+  }
   if (has_gz_suffix(path)) {
-    gzFile file = gzopen(path.c_str(), "wb");
-    if (file == nullptr) throw io_error(path, std::strerror(errno));
-    gzbuffer(file, 1 << 20);
-    backend_ = std::make_unique<GzipBackend>(file);
-  } else {
-    std::FILE* file = std::fopen(path.c_str(), "wb");
-    if (file == nullptr) throw io_error(path, std::strerror(errno));
+    gzFile file = gzdopen(fd, "wb");
+    if (file != nullptr) {
+      gzbuffer(file, 1 << 20);
+      backend_ = std::make_unique<GzipBackend>(file);
+    }
+  } else if (std::FILE* file = fdopen(fd, "wb")) {
     backend_ = std::make_unique<PlainBackend>(file);
+  }
+  if (backend_ == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    unlink(tmp_path_.c_str());
+    throw io_error(path, std::strerror(error));
   }
   buffer_.reserve(kFlushBytes + (1 << 16));
 }
 
-OutputFile::~OutputFile() = default;
+OutputFile::~OutputFile() {
+  if (committed_) return;
+  backend_.reset();  // closes the temporary file
+  unlink(tmp_path_.c_str());
+}
 
 void OutputFile::maybe_flush() {
   if (buffer_.size() >= kFlushBytes) flush();
@@ -227,8 +245,14 @@ void OutputFile::flush() {
 }
 
 void OutputFile::close() {
+  if (committed_) return;
   flush();
   if (!backend_->close()) throw io_error(path_, "write failed (disk full?)");
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    throw io_error(path_,
+                   std::string("cannot rename `") + tmp_path_ + "` to it: " + std::strerror(errno));
+  }
+  committed_ = true;
 }
 
 }  // namespace regiontrace::cli

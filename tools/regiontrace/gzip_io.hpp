@@ -52,7 +52,10 @@ std::string input_too_large(const std::string& path);
 bool has_gz_suffix(const std::string& path);
 
 // Writes text to a file, through zlib when the path ends in `.gz`. Data is
-// buffered and written in large blocks; close() reports errors (disk full).
+// buffered and written in large blocks to a temporary file beside it, which
+// close() renames into place; close() reports errors (disk full). Destroyed
+// without a successful close() (an error, an exception), it removes the
+// temporary file and leaves an existing file of that name untouched.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -71,6 +74,8 @@ class OutputFile {
   void flush();
 
   std::string path_;
+  std::string tmp_path_;
+  bool committed_ = false;
   std::string buffer_;
   std::unique_ptr<Backend> backend_;
 };

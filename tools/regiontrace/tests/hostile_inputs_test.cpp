@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <filesystem>
+
 #include "cli_test_helpers.hpp"
 
 namespace regiontrace::test {
@@ -69,6 +71,36 @@ TEST_F(HostileInputs, AGzipBombIsRefusedAtTheInputLimit) {
           << r.output;
     }
   }
+}
+
+// A merge that fails midway (a truncated input after a good one) keeps the
+// file already under the output's name, and leaves no temporary file.
+TEST_F(HostileInputs, AFailedMergeLeavesTheOldOutputAsItWas) {
+  std::string events;
+  for (int i = 0; i < 20000; ++i) {
+    events += std::string(i == 0 ? "" : ",") + "{\"ph\":\"X\",\"name\":\"op" + std::to_string(i) +
+              "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(i) + ",\"dur\":1}";
+  }
+  const std::string good = dir_.file("rank0.json.gz");
+  write_gzip(good, "{\"traceEvents\":[" + events + "]}");
+  const std::string cut = dir_.file("rank1.json.gz");
+  write_gzip(cut, "{\"traceEvents\":[" + events + "]}");
+  const auto size = std::filesystem::file_size(cut);
+  std::filesystem::resize_file(cut, size / 2);
+  const std::string out = dir_.file("all.json");
+  write_file(out, "previous merge\n");
+  const auto r =
+      run_cli("merge -o " + shell_quoted(out) + " " + shell_quoted(good) + " " + shell_quoted(cut));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(cut), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(out), "previous merge\n");
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  }
+  // The same merge without the cut input replaces it whole.
+  const auto ok = run_cli("merge -o " + shell_quoted(out) + " " + shell_quoted(good));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(read_file(out).find("\"op19999\""), std::string::npos);
 }
 
 }  // namespace

@@ -45,8 +45,27 @@ class ConfigValidation : public ::testing::Test {
   TempDir dir_;
 };
 
-// Issue 13: /dev/zero as a profile, include or catalog grew without end; a
-// folder as a profile was an empty profile.
+// Aliases make a graph of a profile: one that contains itself crashed the
+// loader (infinite recursion), and a large value aliased thousands of
+// times grew to gigabytes. Both are refused, naming the file and line.
+TEST_F(ConfigValidation, RecursiveAndAmplifyingAliasesAreRefused) {
+  const std::string recursive = profile("sinks: &s\n  timeline: *s\n");
+  const std::string e1 = error_of(with_profile(recursive));
+  EXPECT_NE(e1.find(recursive + ":"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("nests maps deeper than 16 levels"), std::string::npos) << e1;
+
+  std::string text = "big: &big \"" + std::string(1 << 20, 'x') + "\"\nsinks:\n  timeline:\n";
+  text += "    regions: [";
+  for (int i = 0; i < 5000; ++i) text += std::string(i == 0 ? "" : ", ") + "*big";
+  text += "]\n";
+  const std::string amplified = profile(text);
+  const std::string e2 = error_of(with_profile(amplified));
+  EXPECT_NE(e2.find(amplified + ":"), std::string::npos) << e2.substr(0, 300);
+  EXPECT_NE(e2.find("expands to more than 16 MiB"), std::string::npos) << e2.substr(0, 300);
+}
+
+// /dev/zero as a profile, include or catalog must not grow without end; a
+// folder as a profile is no empty profile.
 TEST_F(ConfigValidation, ProfilesAndCatalogsMustBeBoundedRegularFiles) {
   EXPECT_NE(error_of(with_profile("/dev/zero")).find("profile /dev/zero: is not a regular file"),
             std::string::npos);

@@ -16,8 +16,32 @@ std::string at(const std::string& source, const YAML::Node& node) {
   return source + ":" + std::to_string(node.Mark().line + 1);
 }
 
+// Aliases make a profile a graph: `sinks: &s {timeline: *s}` is a cycle,
+// and one large value aliased thousands of times expands to gigabytes.
+// What a profile expands to is bounded in depth (profiles nest three or
+// four maps) and in text (the size a profile file may have).
+constexpr int kMaxNesting = 16;
+constexpr std::uintmax_t kMaxExpandedBytes = kMaxConfigBytes;
+
+struct Expansion {
+  std::uintmax_t bytes = 0;
+
+  void add(const std::string& source, const YAML::Node& node, std::size_t n) {
+    bytes += n;
+    if (bytes > kMaxExpandedBytes) {
+      throw Error(at(source, node) + ": the profile expands to more than " +
+                  std::to_string(kMaxExpandedBytes >> 20) +
+                  " MiB of settings (an alias used too often?); write the values out");
+    }
+  }
+};
+
 void merge_map(const YAML::Node& map, const std::string& prefix, const std::string& source,
-               ConfigTree& tree) {
+               ConfigTree& tree, int depth, Expansion& expansion) {
+  if (depth > kMaxNesting) {
+    throw Error(at(source, map) + ": `" + prefix + "` nests maps deeper than " +
+                std::to_string(kMaxNesting) + " levels (an alias that contains itself?)");
+  }
   std::map<std::string, int> seen;  // name -> line, to refuse a key given twice
   for (const auto& kv : map) {
     if (!kv.first.IsScalar()) throw Error(at(source, kv.first) + ": keys must be plain names");
@@ -39,9 +63,10 @@ void merge_map(const YAML::Node& map, const std::string& prefix, const std::stri
                   "(sinks: {torch_profiler: {regions: [...]}, nvtx: {}}), not a " +
                   (v.IsSequence() ? "list" : "value"));
     }
+    expansion.add(source, kv.first, path.size());
     if (v.IsMap()) {
       tree.ensure(path, where);
-      merge_map(v, path, source, tree);
+      merge_map(v, path, source, tree, depth + 1, expansion);
     } else if (v.IsSequence()) {
       std::vector<std::string> items;
       for (const YAML::Node& item : v) {
@@ -49,12 +74,15 @@ void merge_map(const YAML::Node& map, const std::string& prefix, const std::stri
           throw Error(at(source, item) + ": `" + path + "` must be a list of plain values");
         }
         items.push_back(item.as<std::string>());
+        expansion.add(source, item, items.back().size());
       }
       tree.set_list(path, items, where);
     } else if (v.IsNull()) {
       tree.ensure(path, where);
     } else {
-      tree.set(path, v.as<std::string>(), where);
+      std::string value = v.as<std::string>();
+      expansion.add(source, v, value.size());
+      tree.set(path, std::move(value), where);
     }
   }
 }
@@ -108,7 +136,8 @@ void load_node(const YAML::Node& root, const std::string& source, const fs::path
         load_file(p.string(), tree, chain);
       }
     }
-    merge_map(root, "", source, tree);
+    Expansion expansion;
+    merge_map(root, "", source, tree, 0, expansion);
   } catch (const YAML::Exception& e) {
     throw Error(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }

@@ -33,7 +33,14 @@ RegionStatsSink::RegionStatsSink(const SinkContext& ctx)
   }
   if (!settings_.prometheus_listen.empty()) {
     try {
-      exposer_ = std::make_unique<prometheus::Exposer>(settings_.prometheus_listen, 2);
+      // Scrapes must be answered while slow or idle clients are connected:
+      // each connection holds a worker until its request comes or
+      // request_timeout_ms passes (civetweb's default, 30 s, let two idle
+      // sockets take the endpoint offline). 16 workers, 2 s each, no
+      // keep-alive: a dozen idle clients leave scrapes answered.
+      exposer_ = std::make_unique<prometheus::Exposer>(
+          std::vector<std::string>{"listening_ports", settings_.prometheus_listen, "num_threads",
+                                   "16", "request_timeout_ms", "2000", "enable_keep_alive", "no"});
     } catch (const std::exception& e) {
       throw std::invalid_argument(
           "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen + "` (" +

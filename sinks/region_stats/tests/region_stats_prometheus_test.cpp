@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -77,6 +78,54 @@ TEST(RegionStatsPrometheus, TheEndpointServesHistogramCountsOfTheRegionsRun) {
   EXPECT_FALSE(http_get(port, "/metrics").has_value());
   EXPECT_EQ(read_stats_json(dir.path()).at("prometheus").at("listen"),
             "127.0.0.1:" + std::to_string(port));
+}
+
+// Clients that connect and send nothing (or send slowly) must not take the
+// endpoint offline: with 8 such sockets held open, scrapes are answered at
+// once, and the idle ones are dropped after the request timeout.
+TEST(RegionStatsPrometheus, IdleConnectionsDoNotStopScrapes) {
+  CleanEnv env;
+  TempDir dir;
+  const int port = free_port();
+  init(stats_options(dir.path(), {{"prometheus_listen", "127.0.0.1:" + std::to_string(port)}}));
+  { RT_REGION("scraped"); }
+  std::vector<int> idle;
+  for (int i = 0; i < 8; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    if (i % 2 == 1) ::send(fd, "GET /metr", 9, 0);  // half a request line
+    idle.push_back(fd);
+  }
+  sleep_ms(100);  // the server has taken them
+  for (int scrape = 0; scrape < 3; ++scrape) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::optional<HttpResponse> r = http_get(port, "/metrics");
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("regiontrace_region_calls_total"), std::string::npos);
+    // A scrape queued behind the idle sockets would take their 2 s timeout.
+    EXPECT_LT(ms, 1500) << "scrape " << scrape;
+  }
+  // The idle connections are ended by the server after its timeout (with
+  // an error response or none): each reaches end-of-file within 5 s.
+  for (int fd : idle) {
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[512];
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) {
+    }
+    EXPECT_EQ(n, 0) << "the server kept an idle connection open for 5 s";
+    ::close(fd);
+  }
+  shutdown();
 }
 
 TEST(RegionStatsPrometheus, TheTextfileIsRewrittenWhileRunningAndAtShutdown) {

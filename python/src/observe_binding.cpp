@@ -11,8 +11,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "regiontrace/torch.hpp"
 
@@ -33,20 +35,49 @@ std::size_t push_index(std::string& label, Py_ssize_t i) {
   return detail::push_index(label, static_cast<std::size_t>(i));
 }
 
-void flatten(std::string& label, PyObject* value) {
+// How deep observe() follows nested lists, tuples and dicts. Deeper (or a
+// container that holds itself) is refused with ValueError: followed, it
+// overflowed the stack and took the interpreter, and every output of the
+// run not yet written, with it.
+constexpr std::size_t kMaxNesting = 64;
+
+// The containers being flattened, outermost first.
+using Path = std::vector<PyObject*>;
+
+void flatten(std::string& label, PyObject* value, Path& path);
+
+void enter_container(const std::string& label, PyObject* value, Path& path) {
+  if (std::find(path.begin(), path.end(), value) != path.end()) {
+    throw py::value_error("regiontrace.observe: `" + label +
+                          "` contains itself (a list, tuple or dict inside itself); "
+                          "observe the tensors, not the cycle");
+  }
+  if (path.size() == kMaxNesting) {
+    throw py::value_error("regiontrace.observe: `" + label + "` nests deeper than " +
+                          std::to_string(kMaxNesting) + " lists, tuples or dicts");
+  }
+  path.push_back(value);
+}
+
+void flatten(std::string& label, PyObject* value, Path& path) {
   if (THPVariable_Check(value)) {
     dispatch(label, THPVariable_Unpack(value));
-  } else if (PyTuple_Check(value) || PyList_Check(value)) {
+    return;
+  }
+  const bool sequence = PyTuple_Check(value) || PyList_Check(value);
+  if (!sequence && !PyDict_Check(value)) return;  // holds no tensor the C++ side would reach
+  enter_container(label, value, path);
+  if (sequence) {
     // A list may change while the GIL is released: index through the API.
     const bool tuple = PyTuple_Check(value);
     for (Py_ssize_t i = 0; i < (tuple ? PyTuple_GET_SIZE(value) : PyList_GET_SIZE(value)); ++i) {
       py::object item = py::reinterpret_borrow<py::object>(tuple ? PyTuple_GET_ITEM(value, i)
                                                                  : PyList_GET_ITEM(value, i));
       const std::size_t old = push_index(label, i);
-      flatten(label, item.ptr());
+      flatten(label, item.ptr(), path);
       label.resize(old);
     }
-  } else if (PyDict_Check(value)) {
+  } else {
     // A snapshot of the items: the dict may change while the GIL is released.
     py::list items = py::reinterpret_steal<py::list>(PyDict_Items(value));
     if (!items) throw py::error_already_set();
@@ -70,11 +101,11 @@ void flatten(std::string& label, PyObject* value) {
         push_index(label, position);
       }
       ++position;
-      flatten(label, PyTuple_GET_ITEM(entry.ptr(), 1));
+      flatten(label, PyTuple_GET_ITEM(entry.ptr(), 1), path);
       label.resize(old);
     }
   }
-  // Anything else holds no tensor the C++ side would reach: nothing to observe.
+  path.pop_back();
 }
 
 void observe(std::string_view label, py::handle value) {
@@ -82,7 +113,8 @@ void observe(std::string_view label, py::handle value) {
   if (!detail::g_tensors_wanted.load(std::memory_order_relaxed)) return;
   if (!detail::tensor_wanted_here(TensorOrigin::kObserved)) return;
   std::string buffer(label);
-  flatten(buffer, value.ptr());
+  Path path;
+  flatten(buffer, value.ptr(), path);
 }
 
 }  // namespace

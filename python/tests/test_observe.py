@@ -76,3 +76,37 @@ with regiontrace.region("unwanted"):
     regiontrace.observe("b", torch.ones(3))
 """, env=env)
     assert [(r["module"], r["tensor"]) for r in trace_records(tmp_path)] == [("wanted", "a")]
+
+
+def test_cycles_and_deep_nests_raise_and_the_run_goes_on(tmp_path, trace_env):
+    # Followed, a list inside itself or a 10^5-deep nest overflowed the C
+    # stack and took the interpreter and the run's outputs with it.
+    out = run_python("""
+import sys, torch, regiontrace
+sys.setrecursionlimit(10**6)
+t = torch.ones(3)
+cycle = [t]
+cycle.append(cycle)
+deep = t
+for _ in range(100000):
+    deep = [deep]
+shared = [t]
+with regiontrace.region("nest"):
+    regiontrace.observe("before", t)
+    for label, value in (("cycle", cycle), ("deep", deep)):
+        try:
+            regiontrace.observe(label, value)
+            print(label, "accepted")
+        except ValueError as e:
+            print(label, "refused:", e)
+    regiontrace.observe("twice", [shared, shared])  # the same list twice is no cycle
+    regiontrace.observe("after", t)
+""", env=trace_env).stdout
+    assert "cycle refused: regiontrace.observe: `cycle[1]` contains itself" in out, out
+    assert "deep refused: regiontrace.observe: `deep" in out, out
+    assert "nests deeper than 64 lists, tuples or dicts" in out, out
+    labels = [r["tensor"] for r in trace_records(tmp_path)]
+    # What the refused calls flattened before they stopped is kept, and the
+    # run's later records too.
+    assert labels[0] == "before" and labels[-1] == "after", labels
+    assert "twice[0][0]" in labels and "twice[1][0]" in labels, labels

@@ -125,8 +125,9 @@ TEST(LineFileWriter, AppendModeKeepsWhatWasThere) {
 }
 
 // A shared output folder where someone planted the name first: a link to
-// another file, a hard link, a FIFO. Nothing is written through them, the
-// target keeps its bytes, and the message names the path and the reason.
+// another file, a hard link, a FIFO nobody reads (which would block).
+// Nothing is written through them, the target keeps its bytes, and the
+// message names the path and the reason.
 TEST(LineFileWriter, PlantedLinksAndFifosAreRefusedNotFollowed) {
   const fs::path dir = fresh_dir("planted");
   const std::string victim = (dir / "victim").string();

@@ -46,9 +46,11 @@ class LineFileWriter {
 
   // Creates (or truncates, or appends to) the file. Throws
   // std::runtime_error naming the path when it cannot be opened, and when
-  // what is there already is not this user's plain file: output folders
-  // are often shared, and a link, FIFO or hard link planted under the name
-  // would make a run (as root, say) write over another file or block.
+  // the name is a symbolic link, a file with other hard links or another
+  // user's file: output folders are often shared, and such a name planted
+  // there would make a run (as root, say) write over another file. A FIFO
+  // or device the user named (/dev/null, a pipe to a reader) is written to;
+  // a FIFO no process reads is refused instead of waited on.
   void open(const std::string& path, Mode mode = Mode::kTruncate) {
     close();
     path_ = path;
@@ -58,7 +60,7 @@ class LineFileWriter {
     if (fd_ < 0) {
       const int e = errno;
       if (e == ELOOP) refuse(path, "it is a symbolic link");
-      if (e == ENXIO) refuse(path, "it is a FIFO");
+      if (e == ENXIO) refuse(path, "it is a FIFO that no process reads");
       throw std::runtime_error("cannot create `" + path + "`: " + std::strerror(e));
     }
     struct stat st {};
@@ -68,17 +70,17 @@ class LineFileWriter {
       fd_ = -1;
       throw std::runtime_error("cannot create `" + path + "`: " + std::strerror(e));
     }
-    const char* why = !S_ISREG(st.st_mode)       ? "it is not a regular file"
-                      : st.st_nlink > 1          ? "it has other hard links"
-                      : st.st_uid != ::geteuid() ? "it belongs to another user"
-                                                 : nullptr;
+    const bool regular = S_ISREG(st.st_mode);
+    const char* why = regular && st.st_nlink > 1            ? "it has other hard links"
+                      : regular && st.st_uid != ::geteuid() ? "it belongs to another user"
+                                                            : nullptr;
     if (why != nullptr) {
       ::close(fd_);
       fd_ = -1;
       refuse(path, why);
     }
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
-    if (mode == Mode::kTruncate && st.st_size > 0 && ::ftruncate(fd_, 0) != 0) {
+    if (mode == Mode::kTruncate && regular && st.st_size > 0 && ::ftruncate(fd_, 0) != 0) {
       const int e = errno;
       ::close(fd_);
       fd_ = -1;

@@ -40,7 +40,11 @@ function(regiontrace_add_sink name)
   endif()
   # Inside regiontrace: a built-in sink finds libregiontrace_torch and the
   # like in the libdir two folders up, wherever the prefix is.
+  # Built with it too: the build tree has the install tree's layout, and a
+  # build RUNPATH padded for the install-time rewrite would hold empty
+  # entries (the current folder).
   if(DEFINED REGIONTRACE_SINK_INSTALL_RPATH)
-    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${REGIONTRACE_SINK_INSTALL_RPATH}")
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "${REGIONTRACE_SINK_INSTALL_RPATH}"
+      BUILD_WITH_INSTALL_RPATH ON)
   endif()
 endfunction()

@@ -55,6 +55,8 @@ while IFS= read -r -d '' f; do
 done < <(find "$P/bin" "$P/$RT_LIBDIR" -type f -print0)
 [ "$checked" -gt 0 ] || fail "no ELF files under $P"
 echo "RUNPATH: $checked ELF files, none points into the build tree"
+bash "$(dirname "$0")/../elf/check_search_paths.sh" "$P/bin" "$P/$RT_LIBDIR" ||
+  fail "an installed file searches the current folder for libraries (see above)"
 
 # --- no plugin brings the core: it resolves every dependency from the prefix ----
 if [ -n "$RT_SINKS" ]; then

@@ -355,6 +355,57 @@ std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   return base - (base % 1000 + 1000) % 1000;
 }
 
+// The trace's "regiontrace" member and the document's end: the members
+// every sink writes (sink, ranks, pid, clockSync) first, then this sink's.
+void append_regiontrace_member(std::string& buf, const TraceData& data,
+                               const TraceWriteStats& stats, std::int64_t base) {
+  const SinkContext context("torch_profiler", "", data.rank, data.local_rank, data.world_size,
+                            data.pid, nullptr);
+  sdk::clock_sync::append_trace_metadata(buf, context, "torch_profiler", data.clock_start,
+                                         data.clock_end);
+  buf.pop_back();  // the member's closing brace: this sink's own members follow
+  buf += ",\"prefix\":";
+  json::append_escaped(buf, data.prefix);
+  buf += ",\"torch_version\":";
+  json::append_escaped(buf, data.torch_version);
+  buf += ",\"source\":\"ProfilerResult::events\"";
+  if (data.has_steps) {
+    buf += ",\"steps\":{\"first\":";
+    json::append_int(buf, data.first_step);
+    buf += ",\"last\":";
+    json::append_int(buf, data.last_step);
+    buf += '}';
+  }
+  buf += ",\"record_shapes\":";
+  buf += data.record_shapes ? "true" : "false";
+  if (data.shapes_for_flops) buf += ",\"record_shapes_because\":\"with_flops\"";
+  buf += ",\"profile_memory\":";
+  buf += data.profile_memory ? "true" : "false";
+  buf += ",\"with_stack\":";
+  buf += data.with_stack ? "true" : "false";
+  buf += ",\"with_flops\":";
+  buf += data.with_flops ? "true" : "false";
+  buf += ",\"events\":";
+  json::append_int(buf, stats.events_written);
+  buf += ",\"cut\":";
+  if (stats.cut_reason.empty() && data.cap_reason.empty()) {
+    buf += "null";
+  } else {
+    buf += "{\"reason\":";
+    json::append_escaped(buf, stats.cut_reason.empty() ? data.cap_reason : stats.cut_reason);
+    buf += ",\"events_left_out\":";
+    json::append_int(buf, stats.events_cut);
+    buf += ",\"op_calls_not_recorded\":";
+    json::append_int(buf, data.ops_refused);
+    if (!stats.cut_reason.empty()) {
+      buf += ",\"cut_at_us\":";
+      append_us(buf, stats.cut_at_ns - base);
+    }
+    buf += '}';
+  }
+  buf += "}}\n";
+}
+
 }  // namespace
 
 TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& limits,
@@ -432,53 +483,8 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
     }
   }
 
-  // The shared members (sink, ranks, pid, clockSync) first, then this sink's.
   buf += "],";
-  const SinkContext context("torch_profiler", "", data.rank, data.local_rank, data.world_size,
-                            data.pid, nullptr);
-  sdk::clock_sync::append_trace_metadata(buf, context, "torch_profiler", data.clock_start,
-                                         data.clock_end);
-  buf.pop_back();  // the member's closing brace: this sink's own members follow
-  buf += ",\"prefix\":";
-  json::append_escaped(buf, data.prefix);
-  buf += ",\"torch_version\":";
-  json::append_escaped(buf, data.torch_version);
-  buf += ",\"source\":\"ProfilerResult::events\"";
-  if (data.has_steps) {
-    buf += ",\"steps\":{\"first\":";
-    json::append_int(buf, data.first_step);
-    buf += ",\"last\":";
-    json::append_int(buf, data.last_step);
-    buf += '}';
-  }
-  buf += ",\"record_shapes\":";
-  buf += data.record_shapes ? "true" : "false";
-  if (data.shapes_for_flops) buf += ",\"record_shapes_because\":\"with_flops\"";
-  buf += ",\"profile_memory\":";
-  buf += data.profile_memory ? "true" : "false";
-  buf += ",\"with_stack\":";
-  buf += data.with_stack ? "true" : "false";
-  buf += ",\"with_flops\":";
-  buf += data.with_flops ? "true" : "false";
-  buf += ",\"events\":";
-  json::append_int(buf, stats.events_written);
-  buf += ",\"cut\":";
-  if (stats.cut_reason.empty() && data.cap_reason.empty()) {
-    buf += "null";
-  } else {
-    buf += "{\"reason\":";
-    json::append_escaped(buf, stats.cut_reason.empty() ? data.cap_reason : stats.cut_reason);
-    buf += ",\"events_left_out\":";
-    json::append_int(buf, stats.events_cut);
-    buf += ",\"op_calls_not_recorded\":";
-    json::append_int(buf, data.ops_refused);
-    if (!stats.cut_reason.empty()) {
-      buf += ",\"cut_at_us\":";
-      append_us(buf, stats.cut_at_ns - base);
-    }
-    buf += '}';
-  }
-  buf += "}}\n";
+  append_regiontrace_member(buf, data, stats, base);
   out.write(buf);
   stats.bytes = out.bytes_written();
   return stats;

@@ -301,27 +301,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   const bool write = w->phase() != StepPhase::kWarmup && !rec.participants.empty();
   std::vector<RegionSpan> spans;
   std::vector<CollectionMarker> markers;
-  threads_.for_each([&](ThreadState& ts) {
-    std::lock_guard<std::mutex> lock(ts.mutex);
-    if (ts.records_window == w) {
-      std::move(ts.spans.begin(), ts.spans.end(), std::back_inserter(spans));
-      std::move(ts.markers.begin(), ts.markers.end(), std::back_inserter(markers));
-      ts.records_for(nullptr);
-    }
-    for (OpenRegion& f : ts.frames) {
-      if (f.window != w) continue;
-      OpenRegion copy = f;
-      RegionSpan s = span_of(copy, ts.os_tid, now);
-      s.open_at_end = true;
-      spans.push_back(std::move(s));
-      f.window = nullptr;
-    }
-    if (ts.window == w) {
-      // Still attached: it detaches at its last region's end, recording nothing more.
-      markers.push_back({false, ts.os_tid, now, reason});
-      ts.window = nullptr;
-    }
-  });
+  take_thread_records_locked(*w, now, reason, &spans, &markers);
   if (!failure.empty()) {
     ctx_.error(failure + "; the trace of this window is lost");
     return;
@@ -334,7 +314,41 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     place_cap_markers(cut, &markers);
   }
   if (!write) return;
+  const bool capped = cut != 0 || std::string_view(reason) == "size_cap";
+  post_export(export_request(*w, std::move(profile), std::move(rec), std::move(spans),
+                             std::move(markers), capped));
+}
 
+void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int64_t now,
+                                                   const char* reason,
+                                                   std::vector<RegionSpan>* spans,
+                                                   std::vector<CollectionMarker>* markers) {
+  threads_.for_each([&](ThreadState& ts) {
+    std::lock_guard<std::mutex> lock(ts.mutex);
+    if (ts.records_window == &w) {
+      std::move(ts.spans.begin(), ts.spans.end(), std::back_inserter(*spans));
+      std::move(ts.markers.begin(), ts.markers.end(), std::back_inserter(*markers));
+      ts.records_for(nullptr);
+    }
+    for (OpenRegion& f : ts.frames) {
+      if (f.window != &w) continue;
+      OpenRegion copy = f;
+      RegionSpan s = span_of(copy, ts.os_tid, now);
+      s.open_at_end = true;
+      spans->push_back(std::move(s));
+      f.window = nullptr;
+    }
+    if (ts.window == &w) {
+      // Still attached: it detaches at its last region's end, recording nothing more.
+      markers->push_back({false, ts.os_tid, now, reason});
+      ts.window = nullptr;
+    }
+  });
+}
+
+std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(
+    CollectionWindow& w, CollectedProfilePtr profile, CollectionWindow::Records rec,
+    std::vector<RegionSpan> spans, std::vector<CollectionMarker> markers, bool capped) {
   auto req = std::make_shared<ExportRequest>();
   req->profile = std::move(profile);
   TraceData& d = req->data;
@@ -342,7 +356,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   d.local_rank = ctx_.local_rank();
   d.world_size = ctx_.world_size();
   d.pid = ctx_.pid();
-  d.realtime_minus_monotonic_ns = w->realtime_offset_ns();
+  d.realtime_minus_monotonic_ns = w.realtime_offset_ns();
   d.clock_start = clock_start_;
   d.prefix = settings_.prefix;
   {
@@ -359,16 +373,16 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   d.last_step = rec.last_step;
   d.torch_version = ProfilerSession::torch_version();
   d.ops_refused = ops_refused_;
-  if (cut != 0 || std::string_view(reason) == "size_cap")
-    d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
+  if (capped) d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
+  // The window's clock to the trace's: every time in it, once.
   for (RegionSpan& s : spans) {
-    s.start_ns = w->to_epoch(s.start_ns);
-    s.end_ns = w->to_epoch(s.end_ns);
+    s.start_ns = w.to_epoch(s.start_ns);
+    s.end_ns = w.to_epoch(s.end_ns);
   }
-  for (CollectionMarker& m : markers) m.time_ns = w->to_epoch(m.time_ns);
+  for (CollectionMarker& m : markers) m.time_ns = w.to_epoch(m.time_ns);
   for (StepSpan& s : rec.steps) {
-    s.start_ns = w->to_epoch(s.start_ns);
-    s.end_ns = w->to_epoch(s.end_ns);
+    s.start_ns = w.to_epoch(s.start_ns);
+    s.end_ns = w.to_epoch(s.end_ns);
   }
   d.steps = std::move(rec.steps);
   d.spans = std::move(spans);
@@ -378,7 +392,10 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     if (t->torch_tid != 0) req->trace_tids[t->torch_tid] = t->os_tid;
   }
   req->path_base = next_path_base(rec);
+  return req;
+}
 
+void TorchProfilerSink::post_export(std::shared_ptr<ExportRequest> req) {
   ExportOptions options;
   options.gzip = settings_.gzip;
   options.limits.max_events = settings_.max_events;

@@ -34,6 +34,7 @@
 #include "step_schedule.hpp"
 #include "thread_registry.hpp"
 #include "torch_profiler_settings.hpp"
+#include "trace_export.hpp"
 
 namespace regiontrace::torch_profiler {
 
@@ -60,6 +61,17 @@ class TorchProfilerSink : public Sink {
   // other lock: a session refuses attachments once it is finished.
   void attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns, const char* reason);
   void finish_window_locked(const char* reason);  // reason: a literal, for the markers
+  // finish_window_locked's steps: the threads' spans and markers of window
+  // `w` (those still open end at `now`); the trace to write, its times
+  // made the trace's; handing it to the writer thread.
+  void take_thread_records_locked(CollectionWindow& w, std::int64_t now, const char* reason,
+                                  std::vector<RegionSpan>* spans,
+                                  std::vector<CollectionMarker>* markers);
+  std::shared_ptr<ExportRequest> export_request(CollectionWindow& w, CollectedProfilePtr profile,
+                                                CollectionWindow::Records rec,
+                                                std::vector<RegionSpan> spans,
+                                                std::vector<CollectionMarker> markers, bool capped);
+  void post_export(std::shared_ptr<ExportRequest> request);
   void stop_if_capped();
   static void place_cap_markers(std::int64_t cut_ns, std::vector<CollectionMarker>* markers);
   std::string next_path_base(const CollectionWindow::Records& records);

@@ -91,7 +91,24 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
   append_allocated_by_device(out, totals.devices, totals.allocated);
   out += "},\"paths_overflowed\":";
   out += totals.paths_overflowed ? "true" : "false";
-  out += ",\"snapshots\":{\"written\":[";
+  out += ",\"snapshots\":";
+  append_snapshots(out, totals.snapshots_skipped);
+  out += ",\"regions\":[";
+  append_regions(out, paths, totals);
+  out += "],\"leak_detection\":{\"method\":";
+  out += tracked ? "\"tracked\"" : "\"net\"";
+  out += ",\"min_steps\":";
+  json::append_int(out, criteria.min_steps);
+  out += ",\"min_bytes\":";
+  json::append_int(out, criteria.min_bytes);
+  out += "},\"leak_suspects\":[";
+  append_suspects(out, paths, criteria);
+  out += "]}\n";
+  return out;
+}
+
+void RegionSummary::append_snapshots(std::string& out, std::int64_t skipped) const {
+  out += "{\"written\":[";
   for (std::size_t i = 0; i < snapshots_.size(); ++i) {
     const SnapshotNote& s = snapshots_[i];
     if (i != 0) out += ',';
@@ -106,8 +123,12 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
     out += '}';
   }
   out += "],\"skipped\":";
-  json::append_int(out, totals.snapshots_skipped);
-  out += "},\"regions\":[";
+  json::append_int(out, skipped);
+  out += '}';
+}
+
+void RegionSummary::append_regions(std::string& out, const RegionPaths& paths,
+                                   const RunTotals& totals) const {
   bool first = true;
   for (std::size_t i = 0; i < paths_.size(); ++i) {
     const PathStats& p = paths_[i];
@@ -151,13 +172,10 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
     });
     out += "}}";
   }
-  out += "],\"leak_detection\":{\"method\":";
-  out += tracked ? "\"tracked\"" : "\"net\"";
-  out += ",\"min_steps\":";
-  json::append_int(out, criteria.min_steps);
-  out += ",\"min_bytes\":";
-  json::append_int(out, criteria.min_bytes);
-  out += "},\"leak_suspects\":[";
+}
+
+void RegionSummary::append_suspects(std::string& out, const RegionPaths& paths,
+                                    const LeakCriteria& criteria) const {
   const std::vector<Suspect> suspects = leak_suspects(criteria);
   for (std::size_t i = 0; i < suspects.size(); ++i) {
     const Suspect& s = suspects[i];
@@ -178,8 +196,6 @@ std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& to
     }
     out += "]}";
   }
-  out += "]}\n";
-  return out;
 }
 
 std::string human_bytes(std::int64_t bytes) {

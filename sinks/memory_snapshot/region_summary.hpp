@@ -74,6 +74,13 @@ class RegionSummary {
     Extreme peak[kMaxDevices];
     HeldSeries held;
   };
+  // to_json's members: the snapshots written, one object per region path
+  // that ran, the leak suspects with their per-step series.
+  void append_snapshots(std::string& out, std::int64_t skipped) const;
+  void append_regions(std::string& out, const RegionPaths& paths, const RunTotals& totals) const;
+  void append_suspects(std::string& out, const RegionPaths& paths,
+                       const LeakCriteria& criteria) const;
+
   std::vector<PathStats> paths_;
   std::vector<SnapshotNote> snapshots_;
   std::int64_t records_ = 0;

@@ -133,8 +133,7 @@ LoadResult load_configuration(const LoadRequest& request) {
     view.ranks = s.ranks;
     view.output_dir = s.output_dir;
     if (s.enabled) {
-      view.runs_on_this_rank = s.ranks.empty() || std::find(s.ranks.begin(), s.ranks.end(),
-                                                            config.rank.rank) != s.ranks.end();
+      view.runs_on_this_rank = s.runs_on(config.rank.rank);
       const detail::RegionFilter filter =
           detail::RegionFilter::compile(s.regions, s.regions_origin, registry, &result.errors);
       view.selection = selection_of(filter, registry);

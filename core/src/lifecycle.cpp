@@ -255,6 +255,108 @@ void start_implicitly() {
   if (policy == OnError::kExit) std::exit(2);
 }
 
+namespace {
+
+// The sink of one enabled setting, for this rank: null when it is left
+// out (an error goes to `errors`; a sink with nothing to do is kept idle).
+std::unique_ptr<SinkSlot> build_slot(const SinkSettings& s, int index, const EffectiveConfig& cfg,
+                                     OutputFolders& folders, std::vector<std::string>& errors) {
+  auto slot = std::make_unique<SinkSlot>();
+  slot->index = index;
+  slot->name = s.name;
+  slot->plugin_file = s.plugin->path;
+  slot->regions =
+      RegionFilter::compile(s.regions, s.regions_origin, RegionRegistry::instance(), &errors);
+  slot->steps = StepFilter(s.steps);
+  if (const std::string why = folders.prepare(s.output_dir); !why.empty()) {
+    errors.push_back("output folder " + s.output_dir + " of sink `" + s.name + "` " + why);
+    return nullptr;
+  }
+  SinkContext ctx(s.name, s.output_dir, cfg.rank.rank, cfg.rank.local_rank, cfg.rank.world_size,
+                  cfg.pid, &g_host);
+  for (const auto& [k, v] : s.values) ctx.set_value(k, v);
+  try {
+    slot->sink = s.plugin->descriptor->create(ctx);
+    slot->interests = slot->sink->interests();
+  } catch (const std::exception& e) {
+    errors.push_back("sink `" + s.name + "` (" + s.plugin->path + ") failed to start: " + e.what());
+    return nullptr;
+  }
+  if ((slot->interests & ~std::uint32_t{kWritesNoFiles}) == 0) {
+    // The sink has nothing to do in this process (e.g. nvtx with no tool
+    // attached): leaving it out keeps regions on the disabled fast path.
+    log(LogLevel::kInfo, "sink `" + s.name + "` asked for no events; not started");
+    close_quietly(*slot);
+    idle_slots().push_back(std::move(slot));
+    return nullptr;
+  }
+  return slot;
+}
+
+// Every sink this rank runs, built; throws ConfigurationError listing
+// every problem at once, after closing what was built (no event reached
+// those sinks, so no other thread can hold them).
+std::vector<std::unique_ptr<SinkSlot>> build_sinks(const EffectiveConfig& cfg,
+                                                   OutputFolders& folders) {
+  std::vector<std::string> errors;
+  std::vector<std::unique_ptr<SinkSlot>> slots;
+  std::string other_ranks;  // sinks whose `ranks` leave this rank out
+  for (const SinkSettings& s : cfg.sinks) {
+    if (!s.enabled || s.plugin == nullptr) continue;
+    if (!s.runs_on(cfg.rank.rank)) {
+      // Never built: on this rank regions stay on the disabled fast path.
+      other_ranks += std::string(other_ranks.empty() ? "" : "; ") + "`" + s.name + "` runs on " +
+                     rank_list_text(s.ranks) + " (" + s.ranks_origin + ")";
+      continue;
+    }
+    if (slots.size() == 64) {
+      errors.push_back("more than 64 sinks configured; `" + s.name + "` and later ones ignored");
+      break;
+    }
+    if (auto slot = build_slot(s, static_cast<int>(slots.size()), cfg, folders, errors)) {
+      slots.push_back(std::move(slot));
+    }
+  }
+  if (!errors.empty()) {
+    for (auto& slot : slots) {
+      close_quietly(*slot);
+      delete slot->sink;
+    }
+    folders.remove_unused({});
+    std::string msg = "configuration error:";
+    for (const std::string& e : errors) msg += "\n  - " + e;
+    throw ConfigurationError(msg, cfg.on_error);
+  }
+  warn_of_ranks_outside_the_job(cfg);
+  if (!other_ranks.empty()) {
+    log(LogLevel::kInfo, "rank " + std::to_string(cfg.rank.rank) + " (" + cfg.rank.source +
+                             ") starts no sink that is limited to other ranks: " + other_ranks);
+  }
+  return slots;
+}
+
+// Hands the built sinks to the dispatcher and turns regions on.
+void go_live(const EffectiveConfig& cfg, const std::set<std::string>& written,
+             std::vector<std::unique_ptr<SinkSlot>> slots) {
+  write_effective_config(cfg, written);
+  delete written_config();
+  written_config() = new WrittenConfig{cfg, written};
+  bool tensors = false;
+  std::string names;
+  for (const auto& slot : slots) {
+    tensors = tensors || (slot->interests & (kInterestTensors | kInterestOpOutputs)) != 0;
+    names += (names.empty() ? "" : ", ") + slot->name;
+  }
+  Dispatcher::instance().start(std::move(slots));
+  g_tensors_wanted.store(tensors);
+  if (cfg.handle_signals) install_signals();
+  register_exit_handler();
+  g_state.store(kStateOn);
+  log(LogLevel::kInfo, "running sinks: " + names + " (rank " + std::to_string(cfg.rank.rank) + ")");
+}
+
+}  // namespace
+
 void start(const Options& options, bool explicit_init) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
   if (g_starting) return;  // a sink's constructor opened a region
@@ -279,74 +381,12 @@ void start(const Options& options, bool explicit_init) {
   mode.create_output_dirs = false;  // made below, only for sinks that get built
   EffectiveConfig cfg = load_configuration(options, capture_environment(), mode);
   cfg.clock_start = clock_start;
-  OutputFolders folders;
   set_log_level(cfg.log_level);
-  RegionRegistry& registry = RegionRegistry::instance();
-  for (const std::string& c : cfg.catalogs) load_region_catalog_file(c, registry);
-
-  std::vector<std::string> errors;
-  std::vector<std::unique_ptr<SinkSlot>> slots;
-  std::string other_ranks;  // sinks whose `ranks` leave this rank out
-  for (const SinkSettings& s : cfg.sinks) {
-    if (!s.enabled || s.plugin == nullptr) continue;
-    if (!s.ranks.empty() &&
-        std::find(s.ranks.begin(), s.ranks.end(), cfg.rank.rank) == s.ranks.end()) {
-      // Never built: on this rank regions stay on the disabled fast path.
-      other_ranks += std::string(other_ranks.empty() ? "" : "; ") + "`" + s.name + "` runs on " +
-                     rank_list_text(s.ranks) + " (" + s.ranks_origin + ")";
-      continue;
-    }
-    if (slots.size() == 64) {
-      errors.push_back("more than 64 sinks configured; `" + s.name + "` and later ones ignored");
-      break;
-    }
-    auto slot = std::make_unique<SinkSlot>();
-    slot->index = static_cast<int>(slots.size());
-    slot->name = s.name;
-    slot->plugin_file = s.plugin->path;
-    slot->regions = RegionFilter::compile(s.regions, s.regions_origin, registry, &errors);
-    slot->steps = StepFilter(s.steps);
-    if (const std::string why = folders.prepare(s.output_dir); !why.empty()) {
-      errors.push_back("output folder " + s.output_dir + " of sink `" + s.name + "` " + why);
-      continue;
-    }
-    SinkContext ctx(s.name, s.output_dir, cfg.rank.rank, cfg.rank.local_rank, cfg.rank.world_size,
-                    cfg.pid, &g_host);
-    for (const auto& [k, v] : s.values) ctx.set_value(k, v);
-    try {
-      slot->sink = s.plugin->descriptor->create(ctx);
-      slot->interests = slot->sink->interests();
-    } catch (const std::exception& e) {
-      errors.push_back("sink `" + s.name + "` (" + s.plugin->path +
-                       ") failed to start: " + e.what());
-      continue;
-    }
-    if ((slot->interests & ~std::uint32_t{kWritesNoFiles}) == 0) {
-      // The sink has nothing to do in this process (e.g. nvtx with no tool
-      // attached): leaving it out keeps regions on the disabled fast path.
-      log(LogLevel::kInfo, "sink `" + s.name + "` asked for no events; not started");
-      close_quietly(*slot);
-      idle_slots().push_back(std::move(slot));
-      continue;
-    }
-    slots.push_back(std::move(slot));
+  for (const std::string& c : cfg.catalogs) {
+    load_region_catalog_file(c, RegionRegistry::instance());
   }
-  if (!errors.empty()) {
-    // These sinks never received an event, so no other thread can hold them.
-    for (auto& slot : slots) {
-      close_quietly(*slot);
-      delete slot->sink;
-    }
-    folders.remove_unused({});
-    std::string msg = "configuration error:";
-    for (const std::string& e : errors) msg += "\n  - " + e;
-    throw ConfigurationError(msg, cfg.on_error);
-  }
-  warn_of_ranks_outside_the_job(cfg);
-  if (!other_ranks.empty()) {
-    log(LogLevel::kInfo, "rank " + std::to_string(cfg.rank.rank) + " (" + cfg.rank.source +
-                             ") starts no sink that is limited to other ranks: " + other_ranks);
-  }
+  OutputFolders folders;
+  std::vector<std::unique_ptr<SinkSlot>> slots = build_sinks(cfg, folders);
   const std::set<std::string> written = written_folders(cfg, slots);
   folders.remove_unused(written);
   if (slots.empty()) {
@@ -354,21 +394,7 @@ void start(const Options& options, bool explicit_init) {
     g_state.store(kStateOff);
     return;
   }
-  write_effective_config(cfg, written);
-  delete written_config();
-  written_config() = new WrittenConfig{cfg, written};
-  bool tensors = false;
-  std::string names;
-  for (const auto& slot : slots) {
-    tensors = tensors || (slot->interests & (kInterestTensors | kInterestOpOutputs)) != 0;
-    names += (names.empty() ? "" : ", ") + slot->name;
-  }
-  Dispatcher::instance().start(std::move(slots));
-  g_tensors_wanted.store(tensors);
-  if (cfg.handle_signals) install_signals();
-  register_exit_handler();
-  g_state.store(kStateOn);
-  log(LogLevel::kInfo, "running sinks: " + names + " (rank " + std::to_string(cfg.rank.rank) + ")");
+  go_live(cfg, written, std::move(slots));
 }
 
 void stop() {

@@ -296,6 +296,111 @@ ConfigTree build_config_tree(const Options& options, const Environment& env,
   return tree;
 }
 
+namespace {
+
+// One sink's settings from `sinks.<name>`, its plugin loaded (unless it is
+// disabled and `mode` does not ask for every plugin), appended to
+// out.sinks; what is wrong goes to `errors`.
+void add_sink_settings(const std::string& name, const ConfigTree& tree, Validator& v,
+                       const LoadMode& mode, const std::vector<std::string>& available,
+                       EffectiveConfig& out, std::vector<std::string>& errors) {
+  SinkSettings s;
+  s.name = name;
+  const std::string prefix = "sinks." + name;
+  bool enabled = true;
+  if (const ConfigTree::Node* e = tree.find(prefix + ".enabled")) {
+    if (!parse_bool(e->data(), &enabled)) enabled = true;  // reported by section()
+  }
+  s.enabled = enabled;
+  const PluginFile* file = nullptr;
+  for (const PluginFile& f : out.plugins) {
+    if (f.sink_name == name) file = &f;
+  }
+  if (file == nullptr) {
+    if (enabled || mode.load_all_plugins) {
+      errors.push_back("unknown sink `" + name + "` (" + sink_origin(tree, prefix) + ")" +
+                       did_you_mean(name, available) + "; available sinks: " +
+                       (available.empty() ? std::string("none found") : join(available, ", ")) +
+                       " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
+                       "built-in folder " +
+                       PluginLoader::builtin_dir() + ")");
+    }
+    return;
+  }
+  if (!enabled && !mode.load_all_plugins) {
+    out.sinks.push_back(std::move(s));
+    return;
+  }
+  try {
+    s.plugin = &PluginLoader::load(*file);
+  } catch (const Error& e) {
+    errors.push_back(e.what());
+    return;
+  }
+  SinkSchema schema = common_sink_schema();
+  for (const KeySpec& k : s.plugin->schema) {
+    if (find_spec(common_sink_schema(), k.name) != nullptr) {
+      errors.push_back("plugin " + s.plugin->path + " declares key `" + k.name +
+                       "`, which every sink already has");
+      continue;
+    }
+    schema.push_back(k);
+  }
+  auto values = v.section(prefix, schema, {});
+  s.regions = tree.has(prefix + ".regions") ? values["regions"] : out.regions;
+  s.regions_origin = tree.has(prefix + ".regions")
+                         ? "`" + prefix + ".regions` (" + tree.source(prefix + ".regions") + ")"
+                         : "`regions` (" + tree.source("regions") + ")";
+  for (const std::string& n : values["steps"]) s.steps.push_back(std::stoll(n));
+  if (tree.has(prefix + ".ranks")) {
+    s.ranks = v.ranks_of(values["ranks"], prefix + ".ranks");
+    s.ranks_origin = "`" + prefix + ".ranks` (" + tree.source(prefix + ".ranks") + ")";
+  } else {
+    s.ranks = out.ranks;
+    s.ranks_origin = "`ranks` (" + tree.source("ranks") + ")";
+    // Shown (check, the configuration file) as the ranks that apply, with
+    // where they came from, not as the sink's empty default.
+    for (EffectiveValue& ev : out.values) {
+      if (ev.key != prefix + ".ranks" || out.ranks.empty()) continue;
+      ev.items.clear();
+      for (long long r : out.ranks) ev.items.push_back(std::to_string(r));
+      ev.source = s.ranks_origin;
+    }
+  }
+  s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
+                         !values["output_dir"][0].empty()
+                     ? values["output_dir"][0]
+                     : out.output_dir;
+  for (const KeySpec& k : s.plugin->schema) {
+    if (values.count(k.name)) s.values[k.name] = values[k.name];
+  }
+  // The common keys too: the host applies them, but a sink may shape its
+  // output by them (the torch profiler writes one trace per run of steps).
+  s.values["regions"] = s.regions;
+  s.values["steps"] = values["steps"];
+  s.values["ranks"].clear();
+  for (long long r : s.ranks) s.values["ranks"].push_back(std::to_string(r));
+  out.sinks.push_back(std::move(s));
+}
+
+// Each enabled sink's output folder can be written (or made).
+void check_output_dirs(const EffectiveConfig& out, const ConfigTree& tree, const LoadMode& mode,
+                       std::vector<std::string>& errors) {
+  for (const SinkSettings& s : out.sinks) {
+    if (!s.enabled) continue;
+    const std::string why = mode.create_output_dirs ? check_writable_dir(s.output_dir)
+                                                    : probe_writable_dir(s.output_dir);
+    if (!why.empty()) {
+      const bool own = tree.has("sinks." + s.name + ".output_dir");
+      const std::string key = own ? "sinks." + s.name + ".output_dir" : "output_dir";
+      errors.push_back("output folder " + s.output_dir + " (`" + key + "`, " + tree.source(key) +
+                       ") " + why);
+    }
+  }
+}
+
+}  // namespace
+
 EffectiveConfig load_configuration(const Options& options, const Environment& env,
                                    const LoadMode& mode) {
   std::vector<std::string> errors;
@@ -310,98 +415,9 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
 
   const std::vector<std::string> available = names_of(out.plugins);
   for (const std::string& name : tree.keys("sinks")) {
-    SinkSettings s;
-    s.name = name;
-    const std::string prefix = "sinks." + name;
-    bool enabled = true;
-    if (const ConfigTree::Node* e = tree.find(prefix + ".enabled")) {
-      if (!parse_bool(e->data(), &enabled)) enabled = true;  // reported by section()
-    }
-    s.enabled = enabled;
-    const PluginFile* file = nullptr;
-    for (const PluginFile& f : out.plugins) {
-      if (f.sink_name == name) file = &f;
-    }
-    if (file == nullptr) {
-      if (enabled || mode.load_all_plugins) {
-        errors.push_back("unknown sink `" + name + "` (" + sink_origin(tree, prefix) + ")" +
-                         did_you_mean(name, available) + "; available sinks: " +
-                         (available.empty() ? std::string("none found") : join(available, ", ")) +
-                         " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
-                         "built-in folder " +
-                         PluginLoader::builtin_dir() + ")");
-      }
-      continue;
-    }
-    if (!enabled && !mode.load_all_plugins) {
-      out.sinks.push_back(std::move(s));
-      continue;
-    }
-    try {
-      s.plugin = &PluginLoader::load(*file);
-    } catch (const Error& e) {
-      errors.push_back(e.what());
-      continue;
-    }
-    SinkSchema schema = common_sink_schema();
-    for (const KeySpec& k : s.plugin->schema) {
-      if (find_spec(common_sink_schema(), k.name) != nullptr) {
-        errors.push_back("plugin " + s.plugin->path + " declares key `" + k.name +
-                         "`, which every sink already has");
-        continue;
-      }
-      schema.push_back(k);
-    }
-    auto values = v.section(prefix, schema, {});
-    s.regions = tree.has(prefix + ".regions") ? values["regions"] : out.regions;
-    s.regions_origin = tree.has(prefix + ".regions")
-                           ? "`" + prefix + ".regions` (" + tree.source(prefix + ".regions") + ")"
-                           : "`regions` (" + tree.source("regions") + ")";
-    for (const std::string& n : values["steps"]) s.steps.push_back(std::stoll(n));
-    if (tree.has(prefix + ".ranks")) {
-      s.ranks = v.ranks_of(values["ranks"], prefix + ".ranks");
-      s.ranks_origin = "`" + prefix + ".ranks` (" + tree.source(prefix + ".ranks") + ")";
-    } else {
-      s.ranks = out.ranks;
-      s.ranks_origin = "`ranks` (" + tree.source("ranks") + ")";
-      // Shown (check, the configuration file) as the ranks that apply, with
-      // where they came from, not as the sink's empty default.
-      for (EffectiveValue& ev : out.values) {
-        if (ev.key != prefix + ".ranks" || out.ranks.empty()) continue;
-        ev.items.clear();
-        for (long long r : out.ranks) ev.items.push_back(std::to_string(r));
-        ev.source = s.ranks_origin;
-      }
-    }
-    s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
-                           !values["output_dir"][0].empty()
-                       ? values["output_dir"][0]
-                       : out.output_dir;
-    for (const KeySpec& k : s.plugin->schema) {
-      if (values.count(k.name)) s.values[k.name] = values[k.name];
-    }
-    // The common keys too: the host applies them, but a sink may shape its
-    // output by them (the torch profiler writes one trace per run of steps).
-    s.values["regions"] = s.regions;
-    s.values["steps"] = values["steps"];
-    s.values["ranks"].clear();
-    for (long long r : s.ranks) s.values["ranks"].push_back(std::to_string(r));
-    out.sinks.push_back(std::move(s));
+    add_sink_settings(name, tree, v, mode, available, out, errors);
   }
-
-  if (errors.empty()) {
-    for (const SinkSettings& s : out.sinks) {
-      if (!s.enabled) continue;
-      const std::string why = mode.create_output_dirs ? check_writable_dir(s.output_dir)
-                                                      : probe_writable_dir(s.output_dir);
-      if (!why.empty()) {
-        const bool own = tree.has("sinks." + s.name + ".output_dir");
-        const std::string key = own ? "sinks." + s.name + ".output_dir" : "output_dir";
-        errors.push_back("output folder " + s.output_dir + " (`" + key + "`, " + tree.source(key) +
-                         ") " + why);
-      }
-    }
-  }
+  if (errors.empty()) check_output_dirs(out, tree, mode, errors);
   if (!errors.empty()) {
     std::string msg = errors.size() == 1 ? "configuration error: "
                                          : std::to_string(errors.size()) + " configuration errors:";

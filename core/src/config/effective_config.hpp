@@ -5,6 +5,7 @@
 
 #include "regiontrace/export.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,12 @@ struct SinkSettings {
   std::string ranks_origin;      // "`ranks` (env REGIONTRACE_RANKS)"
   std::string output_dir;
   std::map<std::string, std::vector<std::string>> values;  // the sink's own keys
+
+  // Whether the sink is built on `rank`: the one rule start-up and the
+  // inspection API both apply.
+  bool runs_on(int rank) const {
+    return ranks.empty() || std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+  }
 };
 
 struct EffectiveConfig {

@@ -112,6 +112,113 @@ std::optional<std::string_view> EventFields::string(std::string_view key) const 
   return v->substr(1, v->size() - 2);
 }
 
+std::optional<std::string> EventFields::text(std::string_view key) const {
+  const auto v = string(key);
+  if (!v) return std::nullopt;
+  return decode_json_string(*v);
+}
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Four hex digits at text[at]; -1 when they are not.
+long hex4(std::string_view text, std::size_t at) {
+  if (at + 4 > text.size()) return -1;
+  long v = 0;
+  for (std::size_t i = at; i < at + 4; ++i) {
+    const int h = hex_value(text[i]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, unsigned long cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> decode_json_string(std::string_view escaped) {
+  std::string out;
+  out.reserve(escaped.size());
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    const char c = escaped[i];
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i == escaped.size()) return std::nullopt;
+    switch (escaped[i]) {
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '/':
+        out += '/';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'u': {
+        long cp = hex4(escaped, i + 1);
+        if (cp < 0) return std::nullopt;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00) {
+          // A high surrogate: its low half follows as another \\u escape.
+          const long low = i + 2 < escaped.size() && escaped[i + 1] == '\\' && escaped[i + 2] == 'u'
+                               ? hex4(escaped, i + 3)
+                               : -1;
+          if (low < 0xDC00 || low >= 0xE000) return std::nullopt;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          i += 6;
+        } else if (cp >= 0xDC00 && cp < 0xE000) {
+          return std::nullopt;
+        }
+        append_utf8(out, static_cast<unsigned long>(cp));
+        break;
+      }
+      default:
+        return std::nullopt;
+    }
+  }
+  return out;
+}
+
 std::optional<double> EventFields::number(std::string_view key) const {
   auto v = raw(key);
   if (!v) return std::nullopt;

@@ -28,11 +28,19 @@ class EventFields {
   // A string member's value without quotes (escapes kept: the keys merge
   // and report compare against have none); nullopt when absent or not a string.
   std::optional<std::string_view> string(std::string_view key) const;
+  // A string member's value decoded (escapes resolved, \\u as UTF-8), for
+  // what is shown or compared as text: region names. nullopt when absent,
+  // not a string, or not a valid JSON string.
+  std::optional<std::string> text(std::string_view key) const;
   std::optional<double> number(std::string_view key) const;
 
  private:
   std::vector<EventField> fields_;
 };
+
+// The JSON string body `escaped` (without its quotes) decoded; nullopt when
+// an escape is malformed.
+std::optional<std::string> decode_json_string(std::string_view escaped);
 
 // The index after the closing quote of the string whose opening quote is at
 // `open`, or 0 when the text ends first.

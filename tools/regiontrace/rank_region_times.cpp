@@ -39,11 +39,13 @@ std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
 std::optional<std::string> region_of(const EventFields& e, const EventFields& args) {
   const auto cat = e.string("cat").value_or("");
   if (cat == "gpu_user_annotation") return std::nullopt;  // Kineto's GPU-side copy
-  if (auto region = args.string("region")) return std::string(*region);
-  const auto name = e.string("name").value_or("");
+  // Names decoded: shown and compared as the text they are (`q"uote`, not
+  // its JSON escape), as summary shows them.
+  if (args.raw("region")) return args.text("region");
+  const std::string name = e.text("name").value_or("");
   const auto at = name.find(kRegionMarker);
-  if (at != std::string_view::npos) return std::string(name.substr(at + kRegionMarker.size()));
-  if (cat == "region") return std::string(name);
+  if (at != std::string::npos) return name.substr(at + kRegionMarker.size());
+  if (cat == "region") return name;
   return std::nullopt;
 }
 

@@ -69,7 +69,7 @@ void print_report_text(std::ostream& out, const Report& report) {
     out << "\n";
   }
   for (const auto& r : report.regions) {
-    out << "\nRegion " << r.region << " (ms per rank";
+    out << "\nRegion " << terminal_text(r.region) << " (ms per rank";
     if (r.steps.size() > 1) out << ", " << r.steps.size() << " steps";
     out << "):\n";
     spread_table(out, r, report.ranks);
@@ -82,8 +82,8 @@ void print_report_text(std::ostream& out, const Report& report) {
   for (const auto& r : report.regions) {
     for (const auto& s : r.stragglers) {
       any = true;
-      out << "  " << r.region << ": rank " << s.rank << " in " << s.slow_steps << " of " << s.steps
-          << " steps, median excess " << fixed(s.median_excess, 3) << " ms\n";
+      out << "  " << terminal_text(r.region) << ": rank " << s.rank << " in " << s.slow_steps
+          << " of " << s.steps << " steps, median excess " << fixed(s.median_excess, 3) << " ms\n";
     }
   }
   if (!any) out << "  none\n";
@@ -120,7 +120,7 @@ void print_report_text(std::ostream& out, const Report& report) {
   for (const auto& m : report.memory) {
     for (const auto& s : m.outliers) {
       any = true;
-      out << "  " << m.region << " on " << m.device << ": rank " << s.rank << ", "
+      out << "  " << terminal_text(m.region) << " on " << m.device << ": rank " << s.rank << ", "
           << mib(s.median_excess) << " MiB above the median\n";
     }
   }

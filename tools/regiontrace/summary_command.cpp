@@ -153,7 +153,9 @@ int run_summary(const SummaryArguments& args) {
   TraceSummary s = summarize_trace(trace, args.options);
   if (!args.options.inside.empty() && !s.inside) {
     std::string known;
-    for (const auto& name : s.region_names) known += (known.empty() ? "" : ", ") + name;
+    for (const auto& name : s.region_names) {
+      known += (known.empty() ? "" : ", ") + terminal_text(name);
+    }
     std::cerr << "regiontrace summary: --inside " << args.options.inside << ": " << args.path
               << " has no region span with that name or path (its regions: "
               << (known.empty() ? "none" : known) << ")\n";

@@ -14,6 +14,7 @@ TextTable::TextTable(std::vector<std::string> headers, std::vector<Align> align)
 
 void TextTable::add_row(std::vector<std::string> cells) {
   cells.resize(headers_.size());
+  for (std::string& cell : cells) cell = terminal_text(cell);
   rows_.push_back(std::move(cells));
 }
 
@@ -38,6 +39,39 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   };
   print_row(headers_);
   for (const auto& row : rows_) print_row(row);
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+      continue;
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case 0x1b:
+        out += "\\e";
+        break;
+      default: {
+        static const char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+  }
+  return out;
 }
 
 std::string format_number(double value) {

@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace regiontrace::cli {
@@ -24,6 +25,11 @@ class TextTable {
   std::vector<Align> align_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// `text` safe to print to a terminal: control characters (ESC, CR, NUL...)
+// written as escapes (\\e, \\r, \\x00), so a name from a trace cannot move
+// the cursor, recolour or hide what follows it. Tables apply it to every cell.
+std::string terminal_text(std::string_view text);
 
 // Shortest text that reads back as the same double; NaN and infinities by name.
 std::string format_number(double value);

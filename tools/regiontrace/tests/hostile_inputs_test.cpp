@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <filesystem>
+#include <set>
 
 #include "cli_test_helpers.hpp"
 
@@ -101,6 +102,39 @@ TEST_F(HostileInputs, AFailedMergeLeavesTheOldOutputAsItWas) {
   const auto ok = run_cli("merge -o " + shell_quoted(out) + " " + shell_quoted(good));
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_NE(read_file(out).find("\"op19999\""), std::string::npos);
+}
+
+// Region names with quotes and terminal control characters: every command
+// shows the decoded name (`q"uote`, as `summary --json` gives it, not its
+// JSON escape), and text output escapes control characters instead of
+// sending them to the terminal.
+TEST_F(HostileInputs, NamesAreDecodedOnceAndControlCharactersEscaped) {
+  const std::string quote = "q\\\"uote";      // JSON text of q"uote
+  const std::string esc = "red\\u001b[31mX";  // JSON text of red ESC [31m X
+  auto span = [](const std::string& name_json, int ts) {
+    return "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"region::" + name_json +
+           "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(ts) +
+           ",\"dur\":10,\"args\":{\"step\":0}}";
+  };
+  const std::string trace = dir_.file("names.json");
+  write_file(trace, "{\"traceEvents\":[" + span(quote, 0) + "," + span(esc, 20) + "]}");
+
+  const auto text = run_cli("report " + shell_quoted(trace));
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("q\"uote"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("q\\\"uote"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find('\x1b'), std::string::npos) << "raw ESC in the report";
+
+  const auto json_out = run_cli_stdout("report --json " + shell_quoted(trace));
+  const nlohmann::json report = nlohmann::json::parse(json_out.output);
+  std::set<std::string> regions;
+  for (const auto& r : report["regions"]) regions.insert(r["region"].get<std::string>());
+  EXPECT_EQ(regions, (std::set<std::string>{"q\"uote", "red\x1b[31mX"})) << report.dump();
+
+  const auto summary = run_cli("summary " + shell_quoted(trace));
+  EXPECT_EQ(summary.exit_code, 0) << summary.output;
+  EXPECT_EQ(summary.output.find('\x1b'), std::string::npos) << "raw ESC in the summary";
+  EXPECT_NE(summary.output.find("red\\e[31mX"), std::string::npos) << summary.output;
 }
 
 }  // namespace

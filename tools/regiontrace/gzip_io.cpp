@@ -76,6 +76,15 @@ std::string inflate_gzip(const std::string& path, const std::string& compressed)
       inflateEnd(&zs);
       throw std::runtime_error(input_too_large(path));
     }
+    // Traces compress 5-50:1; past 64 MiB, text inflating more than 300
+    // times the bytes it came from is a bomb, refused long before the limit.
+    const std::size_t consumed = compressed.size() - zs.avail_in;
+    if (out.size() > (std::size_t{64} << 20) && out.size() / 300 > consumed) {
+      inflateEnd(&zs);
+      throw io_error(path, "inflates more than 300 times (" + std::to_string(consumed) +
+                               " bytes became " + std::to_string(out.size() >> 20) +
+                               " MiB): a gzip bomb, not a trace");
+    }
     if (rc == Z_STREAM_END) {
       if (zs.avail_in == 0) break;
       inflateReset(&zs);  // another member follows

@@ -14,16 +14,22 @@
 namespace regiontrace::test {
 namespace {
 
-// `mib` MiB of newlines, gzip-compressed (about 1000:1).
+// `mib` MiB of newlines, gzip-compressed (about 1000:1): one 1 MiB member
+// compressed once and written `mib` times (concatenated members are one
+// valid gzip stream), so that making it takes no time.
 void write_gzip_bomb(const std::string& path, int mib) {
-  gzFile out = gzopen(path.c_str(), "wb9");
-  ASSERT_NE(out, nullptr);
+  const std::string member_path = path + ".member";
+  gzFile member = gzopen(member_path.c_str(), "wb9");
+  ASSERT_NE(member, nullptr);
   const std::string chunk(1 << 20, '\n');
-  for (int i = 0; i < mib; ++i) {
-    ASSERT_EQ(gzwrite(out, chunk.data(), static_cast<unsigned>(chunk.size())),
-              static_cast<int>(chunk.size()));
-  }
-  ASSERT_EQ(gzclose(out), Z_OK);
+  ASSERT_EQ(gzwrite(member, chunk.data(), static_cast<unsigned>(chunk.size())),
+            static_cast<int>(chunk.size()));
+  ASSERT_EQ(gzclose(member), Z_OK);
+  const std::string bytes = read_file(member_path);
+  std::filesystem::remove(member_path);
+  std::string all;
+  for (int i = 0; i < mib; ++i) all += bytes;
+  write_file(path, all);
 }
 
 class HostileInputs : public ::testing::Test {
@@ -32,7 +38,6 @@ class HostileInputs : public ::testing::Test {
     fifo_ = dir_.file("pipe.json");
     ASSERT_EQ(mkfifo(fifo_.c_str(), 0600), 0);
     bomb_ = dir_.file("bomb.json.gz");
-    write_gzip_bomb(bomb_, 64);
   }
   // The commands that read `input`; `timeout` turns a hang into a failure.
   std::vector<std::string> commands(const std::string& input) const {
@@ -55,7 +60,26 @@ TEST_F(HostileInputs, AFifoIsRefusedBeforeItIsOpenedForReading) {
   }
 }
 
+// With the default limit, a bomb is told by its ratio as soon as it has
+// inflated 64 MiB, in a fraction of the memory the limit allows.
+TEST_F(HostileInputs, AGzipBombIsToldByItsRatio) {
+  const std::string big = dir_.file("big_bomb.json.gz");
+  write_gzip_bomb(big, 256);
+  for (const std::string& cmd : {"summary " + shell_quoted(big)}) {
+    const auto r =
+        run_command("ulimit -v 1048576 && timeout 60 " + shell_quoted(REGIONTRACE_CLI) + " " + cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find(big + ": inflates more than 300 times"), std::string::npos)
+        << cmd << "\n"
+        << r.output;
+  }
+  // Not left for TempDir's check of every trace it holds, which would
+  // inflate it whole.
+  std::filesystem::remove(big);
+}
+
 TEST_F(HostileInputs, AGzipBombIsRefusedAtTheInputLimit) {
+  write_gzip_bomb(bomb_, 64);
   // 64 MiB inflated against a 16 MiB limit, in 1 GiB of address space:
   // summary and diff, which keep what they read, stop at the limit and name
   // it; report and merge stream (what they keep is bounded on its own) and
@@ -72,6 +96,7 @@ TEST_F(HostileInputs, AGzipBombIsRefusedAtTheInputLimit) {
           << r.output;
     }
   }
+  std::filesystem::remove(bomb_);  // as above
 }
 
 // A merge that fails midway (a truncated input after a good one) keeps the

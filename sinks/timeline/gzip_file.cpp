@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <system_error>
 #include <vector>
 
 namespace regiontrace::timeline {
@@ -56,6 +57,12 @@ void GzipFile::compress_loop() {
 void GzipFile::wait_idle(std::unique_lock<std::mutex>& lock) {
   changed_.wait(lock, [this] { return !busy_; });
   if (!error_.empty()) throw std::runtime_error(error_);
+  // Idle: the compressing thread does not touch the file now. A full disk
+  // stops the trace here rather than after formatting all of it.
+  if (file_.error() != 0) {
+    throw std::system_error(file_.error(), std::generic_category(),
+                            "cannot write `" + file_.path() + "`");
+  }
 }
 
 void GzipFile::take(std::string& text) {

@@ -28,9 +28,11 @@ class GzipFile {
   GzipFile& operator=(const GzipFile&) = delete;
 
   // Hands `text` to the compressing thread and leaves it empty (with
-  // capacity) for the next block. Throws the compressing thread's error.
+  // capacity) for the next block. Throws the compressing thread's error,
+  // or std::system_error once a write to the file has failed.
   void take(std::string& text);
-  // Ends the stream, renames into place. Throws naming the file.
+  // Ends the stream, renames into place. Throws naming the file; a failed
+  // write as std::system_error with its errno.
   void commit();
   std::uint64_t bytes_in() const { return bytes_; }
 

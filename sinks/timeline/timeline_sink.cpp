@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 #include "regiontrace/sdk/json_writer.hpp"
 
@@ -153,32 +156,104 @@ void TimelineSink::thread_exited(ThreadSlot* slot) {
 void TimelineSink::writer_loop() {
   while (Chunk* c = exchange_.next_full()) {
     const std::size_t used = c->used.load(std::memory_order_acquire);
-    const std::size_t keep = writer_error_.empty() ? budget_.keep(c->data, used) : 0;
+    const std::size_t keep = budget_.keep(c->data, used);
     budget_.drop_rest(c->data, keep, used);
-    if (keep > 0) {
-      try {
-        spilled_.push_back({c->slot, spill_->append(c->data, keep), keep});
-      } catch (const std::exception& e) {
-        writer_error_ = e.what();
-        context_.error(writer_error_ + "; the timeline records nothing more");
-      }
+    if (keep == 0) {
+      exchange_.give_back(c);
+      continue;
     }
-    exchange_.give_back(c);
+    spilled_.push_back({c->slot, 0, c, keep});
+    held_.push_back(spilled_.size() - 1);
+    spill_held();
   }
 }
 
-std::string TimelineSink::statistics(std::uint64_t buffer_full, std::uint64_t over_cap,
-                                     std::uint64_t by_host) const {
+void TimelineSink::spill_held() {
+  while (!held_.empty()) {
+    SpilledChunk& piece = spilled_[held_.front()];
+    try {
+      piece.offset = spill_->append(piece.chunk->data, piece.bytes);
+    } catch (const std::exception& e) {
+      if (!spill_failing_) {
+        spill_failing_ = true;
+        spill_failed_ = true;
+        context_.warn(
+            std::string(e.what()) + "; the timeline keeps its events in memory (up to buffer_mb, " +
+            std::to_string(settings_.buffer_bytes >> 20) + ") and tries again as more come");
+      }
+      return;
+    }
+    if (spill_failing_) {
+      spill_failing_ = false;
+      context_.info("the timeline's temporary file in `" + context_.output_dir() +
+                    "` takes events again");
+    }
+    exchange_.give_back(piece.chunk);
+    piece.chunk = nullptr;
+    held_.pop_front();
+  }
+}
+
+void TimelineSink::report_losses(const Losses& lost, const TraceTotals* written,
+                                 const TraceInput& in, std::int64_t run_end_ns,
+                                 const std::string& failure) const {
+  const std::uint64_t events = budget_.kept() + in.steps.size();
+  // Every count below is also in the trace's "timeline" member, when there
+  // is a trace to point at.
+  const std::string see = written != nullptr ? "; see " + path_ + " (\"timeline\" member)" : "";
+  if (written == nullptr) {
+    context_.error("cannot write the timeline (" + failure + "): its " + std::to_string(events) +
+                   " events are lost");
+  } else if (in.cut) {
+    const double kept_s = static_cast<double>(in.end_ns - in.base_ns) / 1e9;
+    const double run_s = static_cast<double>(run_end_ns - in.base_ns) / 1e9;
+    char span[96];
+    std::snprintf(span, sizeof(span), "the first %.3f s of the run's %.3f s", kept_s, run_s);
+    context_.warn("the disk could not hold the whole timeline (" + failure + "): " + path_ +
+                  " has " + span + "; " + std::to_string(written->cut) + " of " +
+                  std::to_string(events) + " events after that are not in it (dropped_disk_full)");
+  }
+  if (lost.by_host > 0) {
+    context_.warn(std::to_string(lost.by_host) +
+                  " region spans were not recorded by the host (regions opened from a sink's "
+                  "own span callback, or re-opened while no sink ran)" +
+                  see);
+  }
+  if (lost.buffer_full > 0) {
+    context_.warn(std::to_string(lost.buffer_full) +
+                  " events were dropped because no buffer was free (buffer_mb is " +
+                  std::to_string(settings_.buffer_bytes >> 20) +
+                  (spill_failed_ ? "; the disk was full, so events stayed in memory"
+                                 : "; the writer fell behind: raise it") +
+                  ")" + see);
+  }
+  if (lost.over_cap > 0) {
+    context_.warn(std::to_string(lost.over_cap) + " events were dropped past max_events (" +
+                  std::to_string(settings_.max_events) + ") or max_mb (" +
+                  std::to_string(settings_.max_bytes >> 20) + ")" + see);
+  }
+}
+
+std::string TimelineSink::statistics(const Losses& lost, const TraceTotals& written,
+                                     std::int64_t cut_at_ns) const {
+  const std::uint64_t disk_full = written.cut;
   std::string out = "{\"recorded\":";
-  json::append_int(out, static_cast<std::int64_t>(budget_.kept() + steps_.size()));
+  json::append_int(out, static_cast<std::int64_t>(budget_.kept() + steps_.size() - disk_full));
   out += ",\"dropped\":";
-  json::append_int(out, static_cast<std::int64_t>(buffer_full + over_cap + by_host));
+  json::append_int(
+      out, static_cast<std::int64_t>(lost.buffer_full + lost.over_cap + lost.by_host + disk_full));
   out += ",\"dropped_by_host\":";
-  json::append_int(out, static_cast<std::int64_t>(by_host));
+  json::append_int(out, static_cast<std::int64_t>(lost.by_host));
   out += ",\"dropped_buffer_full\":";
-  json::append_int(out, static_cast<std::int64_t>(buffer_full));
+  json::append_int(out, static_cast<std::int64_t>(lost.buffer_full));
   out += ",\"dropped_over_cap\":";
-  json::append_int(out, static_cast<std::int64_t>(over_cap));
+  json::append_int(out, static_cast<std::int64_t>(lost.over_cap));
+  out += ",\"dropped_disk_full\":";
+  json::append_int(out, static_cast<std::int64_t>(disk_full));
+  if (cut_at_ns != 0) {
+    out += ",\"written_until_ns\":";
+    json::append_int(out, cut_at_ns);
+  }
   out += ",\"buffer_mb\":";
   json::append_int(out, static_cast<std::int64_t>(settings_.buffer_bytes >> 20));
   out += ",\"max_events\":";
@@ -187,6 +262,40 @@ std::string TimelineSink::statistics(std::uint64_t buffer_full, std::uint64_t ov
   json::append_int(out, static_cast<std::int64_t>(settings_.max_bytes >> 20));
   out += '}';
   return out;
+}
+
+bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceTotals& totals,
+                                    std::string& failure) {
+  // A full disk: the part of the run that fits, guessed from how many
+  // events were written before the disk filled (taking them as even in
+  // time), then half of that, a quarter... and at last the header alone,
+  // which says what was lost.
+  constexpr int kAttempts = 10;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      GzipFile file(path_);
+      write_trace(in, file, totals);
+      file.commit();
+      return true;
+    } catch (const std::system_error& e) {
+      failure = e.what();
+      const int code = e.code().value();
+      const bool no_room = code == ENOSPC || code == EDQUOT || code == EFBIG;
+      if (!no_room || attempt == kAttempts) return false;
+    } catch (const std::exception& e) {
+      failure = e.what();
+      return false;
+    }
+    double keep = 0.5;
+    if (!in.cut && events > 0) {
+      const double got = static_cast<double>(totals.regions + totals.marks + totals.steps);
+      keep = std::clamp(0.9 * got / static_cast<double>(events), 0.01, 0.9);
+    }
+    if (attempt + 1 == kAttempts) keep = 0;
+    in.cut = true;
+    in.end_ns =
+        in.base_ns + static_cast<std::int64_t>(static_cast<double>(in.end_ns - in.base_ns) * keep);
+  }
 }
 
 void TimelineSink::close() {
@@ -211,7 +320,9 @@ void TimelineSink::close() {
   const std::vector<ThreadSlot*> slots = slots_.all();
   in.threads.resize(slots.size());
   for (const SpilledChunk& c : spilled_) {
-    in.threads[c.slot].pieces.push_back({c.offset, nullptr, c.bytes});
+    // A chunk the disk had no room for is still in memory.
+    in.threads[c.slot].pieces.push_back(
+        {c.offset, c.chunk != nullptr ? c.chunk->data : nullptr, c.bytes});
   }
   std::uint64_t buffer_full = 0;
   for (ThreadSlot* s : slots) {
@@ -243,20 +354,22 @@ void TimelineSink::close() {
     std::lock_guard<std::mutex> lock(steps_mutex_);
     in.steps = steps_;
   }
-  const std::uint64_t over_cap = budget_.dropped() + steps_dropped_;
+  Losses lost;
+  lost.buffer_full = buffer_full;
+  lost.over_cap = budget_.dropped() + steps_dropped_;
+  lost.by_host = host_dropped_.load(std::memory_order_relaxed);
   in.end_pair = sdk::clock_sync::read();
-  const std::uint64_t by_host = host_dropped_.load(std::memory_order_relaxed);
-  in.statistics = statistics(buffer_full, over_cap, by_host);
-  try {
-    GzipFile file(path_);
-    const TraceTotals totals = write_trace(in, file);
-    file.commit();
+  in.statistics = [&](const TraceTotals& written) {
+    return statistics(lost, written, in.cut ? in.end_ns : 0);
+  };
+  TraceTotals totals;
+  std::string failure;
+  const bool written = write_trace_file(in, budget_.kept() + in.steps.size(), totals, failure);
+  if (written) {
     context_.info("wrote " + path_ + " (" + std::to_string(totals.regions) + " region spans, " +
                   std::to_string(totals.open_at_end) + " open at the end, " +
                   std::to_string(totals.marks) + " marks, " + std::to_string(totals.steps) +
                   " steps)");
-  } catch (const std::exception& e) {
-    context_.error(std::string("cannot write the timeline: ") + e.what());
   }
   // The sink outlives close() (late callbacks may come, and the host never
   // deletes a sink): give back the temporary file's disk and every chunk,
@@ -270,20 +383,7 @@ void TimelineSink::close() {
     s->used = 0;
   }
   exchange_.release_all();
-  if (by_host > 0) {
-    context_.warn(std::to_string(by_host) +
-                  " region spans were not recorded by the host (regions opened from a sink's "
-                  "own span callback, or re-opened while no sink ran); see " +
-                  path_ + " (\"timeline\" member, dropped_by_host)");
-  }
-  if (buffer_full + over_cap > 0) {
-    context_.warn(
-        std::to_string(buffer_full + over_cap) + " events were dropped: " +
-        std::to_string(buffer_full) + " because the writer fell behind (buffer_mb is " +
-        std::to_string(settings_.buffer_bytes >> 20) + "; raise it), " + std::to_string(over_cap) +
-        " past max_events (" + std::to_string(settings_.max_events) + ") or max_mb (" +
-        std::to_string(settings_.max_bytes >> 20) + "); see " + path_ + " (\"timeline\" member)");
-  }
+  report_losses(lost, written ? &totals : nullptr, in, end_ns, failure);
 }
 
 }  // namespace regiontrace::timeline

@@ -16,11 +16,16 @@
 // in the trace's "timeline" member and in a warning). close() (shutdown,
 // exit, SIGINT/SIGTERM through the host) formats and gzips the trace into a
 // temporary file renamed into place.
+// A full disk loses as little as it can: chunks the temporary file cannot
+// take stay in memory (buffer_mb still bounds them) and are retried, and a
+// trace the disk cannot hold is written again for the first half of the
+// run, a quarter..., each time with what was left out counted.
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -74,9 +79,27 @@ class TimelineSink : public Sink {
     s->dropped.store(s->dropped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   void writer_loop();
-  void write_trace_file();
-  std::string statistics(std::uint64_t buffer_full, std::uint64_t over_cap,
-                         std::uint64_t by_host) const;
+  // Moves held chunks into the spill file, oldest first, until one fails.
+  // One the disk has no room for stays in memory (the exchange has a chunk
+  // fewer) and is tried again when the next chunk comes.
+  void spill_held();
+
+  // What was not recorded, by cause; written.cut adds what a full disk
+  // left out of the trace.
+  struct Losses {
+    std::uint64_t buffer_full = 0;
+    std::uint64_t over_cap = 0;
+    std::uint64_t by_host = 0;
+  };
+  // Writes path_, cutting the run shorter while the disk has no room.
+  // False (and `failure`) when nothing could be written.
+  // `events`: how many the whole trace holds.
+  bool write_trace_file(TraceInput& in, std::uint64_t events, TraceTotals& totals,
+                        std::string& failure);
+  std::string statistics(const Losses& lost, const TraceTotals& written,
+                         std::int64_t cut_at_ns) const;
+  void report_losses(const Losses& lost, const TraceTotals* written, const TraceInput& in,
+                     std::int64_t run_end_ns, const std::string& failure) const;
 
   SinkContext context_;
   TimelineSettings settings_;
@@ -90,11 +113,14 @@ class TimelineSink : public Sink {
   struct SpilledChunk {
     std::uint64_t slot = 0;
     std::uint64_t offset = 0;
+    Chunk* chunk = nullptr;  // still in memory: the spill file had no room
     std::size_t bytes = 0;
   };
   std::vector<SpilledChunk> spilled_;
+  std::deque<std::size_t> held_;  // spilled_ entries still in memory, oldest first
+  bool spill_failing_ = false;
+  bool spill_failed_ = false;
   RecordBudget budget_;
-  std::string writer_error_;
 
   std::mutex names_mutex_;
   std::vector<std::string> names_;  // by RegionId

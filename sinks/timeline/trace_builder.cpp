@@ -34,7 +34,9 @@ void append_us(std::string& out, std::int64_t ns) {
 
 class Emitter {
  public:
-  Emitter(const TraceInput& in, GzipFile& out) : in_(in), out_(out) {
+  Emitter(const TraceInput& in, GzipFile& out, TraceTotals& totals)
+      : in_(in), out_(out), totals_(totals) {
+    totals_ = TraceTotals{};
     escaped_.reserve(in.region_names.size());
     for (const std::string& name : in.region_names) {
       std::string e;
@@ -53,8 +55,6 @@ class Emitter {
     text_ += ',';
     sdk::clock_sync::append_trace_metadata(text_, *in_.context, "timeline", in_.start_pair,
                                            in_.end_pair);
-    text_ += ",\"timeline\":";
-    text_ += in_.statistics;
     text_ += ",\"traceEvents\":[";
     std::string process = "rank " + std::to_string(in_.context->rank()) + " (pid " + pid_ + ")";
     begin_event();
@@ -68,6 +68,7 @@ class Emitter {
     stack_.assign(ThreadSlotDepth, Ancestor{});
     for (const OpenSpan& o : t.open) {
       if (o.depth < 0 || o.depth >= ThreadSlotDepth) continue;
+      if (after_cut(o.begin_ns)) continue;  // not an event yet: not counted
       stack_[static_cast<std::size_t>(o.depth)] = {o.begin_ns, in_.end_ns, o.region, true};
       region_span(t.os_tid, o.region, o.depth, o.begin_ns, in_.end_ns, o.step, false, true);
       ++totals_.open_at_end;
@@ -94,6 +95,10 @@ class Emitter {
     std::stable_sort(steps.begin(), steps.end(),
                      [](const StepMark& a, const StepMark& b) { return a.time_ns < b.time_ns; });
     std::vector<long> tracks;
+    while (!steps.empty() && after_cut(steps.back().time_ns)) {
+      steps.pop_back();
+      ++totals_.cut;
+    }
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const StepMark& s = steps[i];
       const std::int64_t end = i + 1 < steps.size() ? steps[i + 1].time_ns : in_.end_ns;
@@ -119,10 +124,11 @@ class Emitter {
     }
   }
 
-  TraceTotals finish() {
-    text_ += "]}\n";
+  void finish() {
+    text_ += "],\"timeline\":";
+    text_ += in_.statistics(totals_);
+    text_ += "}\n";
     out_.take(text_);
-    return totals_;
   }
 
  private:
@@ -133,6 +139,8 @@ class Emitter {
     std::uint32_t region = 0;
     bool valid = false;
   };
+
+  bool after_cut(std::int64_t ns) const { return in_.cut && ns > in_.end_ns; }
 
   void begin_event() {
     if (!first_) text_ += ',';
@@ -163,14 +171,28 @@ class Emitter {
     if (!is_mark(p)) {
       RegionRecord r;
       std::memcpy(&r, p, sizeof(r));
+      if (after_cut(r.begin_ns)) {
+        ++totals_.cut;
+        return;
+      }
+      // Running at the cut: ends there, as a span open when a run stops.
+      const bool running = after_cut(r.end_ns);
+      if (running) {
+        r.end_ns = in_.end_ns;
+        ++totals_.open_at_end;
+      }
       if (r.depth < ThreadSlotDepth) {
         stack_[r.depth] = {r.begin_ns, r.end_ns, r.id, true};
       }
-      region_span(tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step, r.unwinding != 0, false);
+      region_span(tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step, r.unwinding != 0, running);
       return;
     }
     MarkRecord m;
     std::memcpy(&m, p, sizeof(m));
+    if (after_cut(m.time_ns)) {
+      ++totals_.cut;
+      return;
+    }
     const char* text = reinterpret_cast<const char*>(p + sizeof(MarkRecord));
     begin_event();
     text_ += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mark\",\"name\":";
@@ -234,17 +256,17 @@ class Emitter {
   std::string text_;
   bool first_ = true;
   std::vector<Ancestor> stack_;
-  TraceTotals totals_;
+  TraceTotals& totals_;
 };
 
 }  // namespace
 
-TraceTotals write_trace(const TraceInput& in, GzipFile& out) {
-  Emitter e(in, out);
+void write_trace(const TraceInput& in, GzipFile& out, TraceTotals& totals) {
+  Emitter e(in, out, totals);
   e.header();
   for (const ThreadRecords& t : in.threads) e.thread(t);
   e.steps();
-  return e.finish();
+  e.finish();
 }
 
 }  // namespace regiontrace::timeline

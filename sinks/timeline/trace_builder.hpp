@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct TraceTotals {
   std::uint64_t marks = 0;
   std::uint64_t steps = 0;
   std::uint64_t open_at_end = 0;
+  std::uint64_t cut = 0;  // records after the cut (TraceInput::cut), not written
 };
 
 struct TraceInput {
@@ -62,15 +64,21 @@ struct TraceInput {
   std::vector<std::string> region_names;  // by RegionId
   std::int64_t base_ns = 0;               // ts 0
   std::int64_t end_ns = 0;                // when open spans and the last step end
+  // The disk could not hold the whole run: only what happened up to end_ns
+  // is written; a span still running then ends there, open_at_end.
+  bool cut = false;
   sdk::clock_sync::Pair start_pair;
   sdk::clock_sync::Pair end_pair;
-  std::string statistics;  // the `"timeline":{...}` member's object
+  // The `"timeline":{...}` member's object, written after the events so
+  // that it can count what the cut left out.
+  std::function<std::string(const TraceTotals&)> statistics;
   const SpillFile* spill = nullptr;
   std::vector<ThreadRecords> threads;
   std::vector<StepMark> steps;
 };
 
-// Writes the whole trace into `out` (not committed).
-TraceTotals write_trace(const TraceInput& in, GzipFile& out);
+// Writes the whole trace into `out` (not committed), counting in `totals`
+// as it goes: after a failed write they say how far it got.
+void write_trace(const TraceInput& in, GzipFile& out, TraceTotals& totals);
 
 }  // namespace regiontrace::timeline

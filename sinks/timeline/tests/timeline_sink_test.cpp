@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -529,6 +530,134 @@ TEST(TimelineSink, SigtermLeavesAWholeTrace) {
   EXPECT_EQ(regiontrace::test::list_files(dir.path()).size(),
             regiontrace::test::list_files(dir.path(), "timeline_rank").size() +
                 regiontrace::test::list_files(dir.path(), "regiontrace_config").size());
+}
+
+// A file size limit makes every write past it fail (EFBIG), as a full disk
+// does (ENOSPC): the limit is set on this process only while the sink
+// writes, with SIGXFSZ ignored as a shell that sets `ulimit -f` would.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit lower = saved_;
+    lower.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lower);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+
+ private:
+  rlimit saved_{};
+  sighandler_t old_handler_ = SIG_DFL;
+};
+
+// Stderr through a pipe, which no file size limit cuts (gtest's
+// CaptureStderr writes into a file).
+class StderrPipe {
+ public:
+  StderrPipe() {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+    std::fflush(stderr);
+    saved_ = ::dup(2);
+    ::dup2(fds[1], 2);
+    ::close(fds[1]);
+    reader_ = std::thread([this, in = fds[0]] {
+      char buffer[4096];
+      ssize_t n;
+      while ((n = ::read(in, buffer, sizeof(buffer))) > 0) text_.append(buffer, n);
+      ::close(in);
+    });
+  }
+  ~StderrPipe() { take(); }
+  std::string take() {
+    if (saved_ >= 0) {
+      std::fflush(stderr);
+      ::dup2(saved_, 2);  // the last writer end closes: the reader ends
+      ::close(saved_);
+      saved_ = -1;
+      reader_.join();
+    }
+    return text_;
+  }
+
+ private:
+  int saved_ = -1;
+  std::string text_;
+  std::thread reader_;
+};
+
+// 256 KiB for each file: the temporary file fills after 4 chunks (the rest
+// stay in memory) and the whole trace (about 2 MB gzipped) does not fit,
+// so the sink writes the first part of the run that does, ending spans
+// running at the cut there, and says so.
+TEST(TimelineSink, AFullDiskKeepsTheFirstPartOfTheRunAndSaysWhere) {
+  CleanEnv env;
+  TempDir dir;
+  constexpr int kSpans = 40000 * 6;
+  StderrPipe err;
+  {
+    FileSizeLimit limit(256 << 10);
+    init(timeline_options(dir.path()));
+    for (int s = 0; s < 40; ++s) {
+      set_step(s);
+      work(1000, 5);
+    }
+    shutdown();
+  }
+  const std::string log = err.take();
+  const std::string path = only_trace(dir.path());
+  const json trace = read_gzip_json(path);
+  const json& stats = trace.at("timeline");
+  const std::int64_t cut_ns = stats.at("written_until_ns").get<std::int64_t>();
+  const int written = static_cast<int>(events(trace, "X").size());
+  const int cut = stats.at("dropped_disk_full").get<int>();
+  EXPECT_GT(written, 0);
+  EXPECT_GT(cut, 0);
+  // Every span and step recorded is either in the trace or counted.
+  const int steps = static_cast<int>(trace.at("traceEvents").size()) - written;
+  EXPECT_EQ(stats.at("recorded").get<int>() + cut, kSpans + 40) << steps;
+  EXPECT_EQ(stats.at("dropped").get<int>(), cut);
+  EXPECT_EQ(stats.at("dropped_buffer_full"), 0);
+  // Nothing after the cut; what ran across it ends there.
+  const double base_us = trace.at("baseTimeNanoseconds").get<double>() / 1000.0;
+  const double cut_us = static_cast<double>(cut_ns) / 1000.0 - base_us;
+  int running = 0;
+  for (const json& e : events(trace, "X")) {
+    const double end = e.at("ts").get<double>() + e.at("dur").get<double>();
+    EXPECT_LE(end, cut_us + 0.001) << e.dump();
+    running += e.at("args").value("open_at_end", false);
+  }
+  EXPECT_LE(running, 3);  // at most a step, an outer and an inner region
+  EXPECT_EQ(nesting_violation(trace), "");
+  EXPECT_NE(log.find("keeps its events in memory"), std::string::npos) << log;
+  EXPECT_NE(log.find("the disk could not hold the whole timeline"), std::string::npos) << log;
+  EXPECT_NE(log.find(path + " has the first "), std::string::npos) << log;
+  EXPECT_NE(log.find(std::to_string(cut) + " of "), std::string::npos) << log;
+  EXPECT_EQ(log.find("max_events"), std::string::npos) << log;
+}
+
+// Not even the header fits: an error that says how many events are lost,
+// and no file, whole or partial, is left behind.
+TEST(TimelineSink, ADiskWithNoRoomSaysWhatIsLostAndLeavesNoFile) {
+  CleanEnv env;
+  TempDir dir;
+  StderrPipe err;
+  {
+    FileSizeLimit limit(64);
+    init(timeline_options(dir.path()));
+    work(100, 1);
+    shutdown();
+  }
+  const std::string log = err.take();
+  EXPECT_TRUE(regiontrace::test::list_files(dir.path(), "timeline_rank").empty());
+  EXPECT_TRUE(regiontrace::test::list_files(dir.path(), ".timeline").empty());
+  EXPECT_NE(log.find("cannot write the timeline"), std::string::npos) << log;
+  EXPECT_NE(log.find("File too large): its 200 events are lost"), std::string::npos) << log;
+  EXPECT_EQ(log.find("see "), std::string::npos) << log;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 namespace regiontrace::sdk {
@@ -84,7 +85,9 @@ class WholeFileWriter {
     if (errno_ != 0) {
       ::unlink(tmp_path_.c_str());
       committed_ = true;  // nothing left to remove
-      throw std::runtime_error("cannot write `" + path_ + "`: " + std::strerror(errno_));
+      // A system_error (a runtime_error) with the errno: a caller can tell
+      // a full disk (ENOSPC, EDQUOT, EFBIG) from other failures.
+      throw std::system_error(errno_, std::generic_category(), "cannot write `" + path_ + "`");
     }
     if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
       const int e = errno;
@@ -98,6 +101,9 @@ class WholeFileWriter {
 
   const std::string& path() const { return path_; }
   std::uint64_t bytes_written() const { return bytes_; }
+  // The errno of the first failed write, 0 while none failed: a long
+  // writer can stop early instead of formatting what commit() would refuse.
+  int error() const { return errno_; }
 
   // The whole file in one call. Returns "" or the error (naming `path`);
   // never throws, for writer threads that report errors as values.

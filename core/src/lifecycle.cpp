@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -19,6 +20,7 @@
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
+#include "unfinished_runs.hpp"
 
 namespace regiontrace::detail {
 namespace {
@@ -33,6 +35,13 @@ std::recursive_mutex& lifecycle_mutex() {
   return *m;
 }
 bool g_starting = false;
+
+// When this process first started regiontrace: runs that ended unfinished
+// before it are not its concern.
+std::time_t process_started() {
+  static const std::time_t started = std::time(nullptr) - 1;  // mtimes are in whole seconds
+  return started;
+}
 
 // What start() wrote, kept to write it again at shutdown with the end pair
 // of clock readings.
@@ -359,6 +368,7 @@ void go_live(const EffectiveConfig& cfg, const std::set<std::string>& written,
 
 void start(const Options& options, bool explicit_init) {
   std::lock_guard<std::recursive_mutex> lock(lifecycle_mutex());
+  process_started();
   if (g_starting) return;  // a sink's constructor opened a region
   if (g_state.load() == kStateOn) {
     // A thread that lost the race through the lazy start finds the sinks
@@ -415,6 +425,7 @@ void stop() {
     // recording ended on both clocks.
     w->config.clock_end = clock_end;
     write_effective_config(w->config, w->dirs);
+    warn_of_unfinished_runs(w->dirs, w->config.pid, w->config.host, process_started());
     delete w;
     written_config() = nullptr;
   }

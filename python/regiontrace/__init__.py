@@ -31,6 +31,8 @@ then closed at exit.
 """
 
 import atexit as _atexit
+import os as _os
+import sys as _sys
 
 from . import _regiontrace
 from ._regiontrace import Error, region, enabled, mark, snapshot, current_step
@@ -111,3 +113,27 @@ def _at_exit():
 
 
 _atexit.register(_at_exit)
+
+
+# multiprocessing ends a forked or forkserver worker with os._exit: no
+# atexit, no C++ exit handler, so a worker that recorded would lose what its
+# sinks still buffer. It does run its finalizers first, from a registry it
+# empties as each worker starts and then runs its after-fork hooks; the
+# entry is made from one of those. Lowest priority: after the worker's own
+# children are joined. Looked up, not imported: a process without
+# multiprocessing has no workers.
+def _finalize_in_worker(_=None):
+    _sys.modules["multiprocessing.util"].Finalize(None, _regiontrace.shutdown,
+                                                  exitpriority=-(2**31))
+
+
+def _finalize_in_future_workers():
+    util = _sys.modules.get("multiprocessing.util")
+    if util is not None:
+        util.register_after_fork(_finalize_in_worker, _finalize_in_worker)
+
+
+_os.register_at_fork(after_in_child=_finalize_in_future_workers)  # multiprocessing came later
+_finalize_in_future_workers()  # a forkserver or spawn worker unpickling its target
+if "multiprocessing.util" in _sys.modules and _sys.modules["multiprocessing"].parent_process():
+    _finalize_in_worker()  # imported by a worker already running

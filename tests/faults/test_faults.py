@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from whole_outputs import problems  # noqa: E402
 
 PIPELINE = os.environ.get("RT_FAULTS_VIDEO_PIPELINE", "")
-ALL_FILE_SINKS = "activation_trace,memory_snapshot,torch_profiler"
+ALL_FILE_SINKS = "activation_trace,memory_snapshot,torch_profiler,timeline,region_stats"
 
 
 def clean_env(**extra):
@@ -225,3 +225,93 @@ def test_forked_workers_never_write_into_the_parents_files(tmp_path):
     # The parent's 40 observations, none of the workers' 200.
     assert len(records) == 40, (len(records), proc.stderr)
     assert {r["tensor"] for r in records} == {"parent"}
+
+
+MULTIPROCESSING_WORKER = """
+import multiprocessing, os, sys
+import torch
+import regiontrace
+
+def worker(out):
+    # A worker that configures regiontrace itself and simply returns:
+    # multiprocessing then ends it with os._exit.
+    regiontrace.init(values={"output_dir": out, "sinks.activation_trace.regions": "*",
+                             "sinks.timeline.regions": "*", "sinks.region_stats.regions": "*"})
+    for i in range(1000):
+        regiontrace.set_step(i)
+        with regiontrace.region("loader_step"):
+            regiontrace.observe("batch", torch.full((16,), float(i)))
+
+if __name__ == "__main__":
+    p = multiprocessing.get_context(sys.argv[2]).Process(target=worker, args=(sys.argv[1],))
+    p.start()
+    p.join()
+    print("worker", p.pid, p.exitcode)
+"""
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_multiprocessing_worker_that_returns_writes_all_its_files(tmp_path, method):
+    pytest.importorskip("regiontrace")
+    out = tmp_path / "t"
+    script = tmp_path / "worker.py"
+    script.write_text(textwrap.dedent(MULTIPROCESSING_WORKER))
+    proc = subprocess.run(
+        [sys.executable, str(script), str(out), method],
+        env=clean_env(REGIONTRACE_SINKS="activation_trace,timeline,region_stats",
+                      REGIONTRACE_LOG_LEVEL="warn"),
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pid, code = proc.stdout.split()[1:3]
+    assert code == "0", proc.stdout + proc.stderr
+    assert_whole(out)
+    import gzip
+    import json
+    activations = out / f"activations_rank0_pid{pid}.jsonl"
+    lines = [json.loads(line) for line in activations.read_text().splitlines()]
+    assert sum("tensor" in line for line in lines) == 1000
+    assert "summary" in lines[-1], lines[-1]  # closed, not cut off
+    with gzip.open(out / f"timeline_rank0_pid{pid}.json.gz") as f:
+        trace = json.load(f)
+    spans = [e for e in trace["traceEvents"] if e.get("name") == "region::loader_step"]
+    assert len(spans) == 1000
+    stats = list(out.glob(f"region_stats_rank0_pid{pid}.*"))
+    assert stats, sorted(p.name for p in out.iterdir())
+    assert "ended without shutdown" not in proc.stderr, proc.stderr
+
+
+EXITING_WITHOUT_SHUTDOWN = """
+import os, sys
+import regiontrace
+regiontrace.init(values={"output_dir": sys.argv[1], "sinks.timeline.regions": "*"})
+with regiontrace.region("parent_work"):
+    pass
+pid = os.fork()
+if pid == 0:
+    # A worker of its own making: it starts regiontrace and leaves by
+    # os._exit without shutdown().
+    regiontrace.shutdown()
+    regiontrace.init(values={"output_dir": sys.argv[1], "sinks.timeline.regions": "*"})
+    with regiontrace.region("child_work"):
+        pass
+    os._exit(0)
+os.waitpid(pid, 0)
+print("child", pid, flush=True)
+regiontrace.shutdown()
+"""
+
+
+def test_a_worker_ended_without_shutdown_is_reported_by_the_parent(tmp_path):
+    pytest.importorskip("regiontrace")
+    out = tmp_path / "t"
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(EXITING_WITHOUT_SHUTDOWN), str(out)],
+        env=clean_env(REGIONTRACE_SINKS="timeline", REGIONTRACE_LOG_LEVEL="warn"),
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    child = proc.stdout.split()[1]
+    assert not list(out.glob(f"timeline_rank0_pid{child}.json.gz"))
+    warning = f"process {child} (rank 0) recorded into {out} and ended without shutdown()"
+    assert warning in proc.stderr, proc.stderr
+    assert f"regiontrace_config_rank0_pid{child}.json" in proc.stderr
+    assert proc.stderr.count("ended without shutdown") == 1, proc.stderr

@@ -406,6 +406,8 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
   std::vector<std::string> errors;
   EffectiveConfig out;
   out.pid = static_cast<long>(::getpid());
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) out.host = host;
   out.rank = rank_from_environment(env);
   const ConfigTree tree =
       merged_tree(options, env, mode, &out.plugins, &out.profiles, out.pid, &errors);

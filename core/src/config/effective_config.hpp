@@ -64,6 +64,7 @@ struct EffectiveConfig {
   std::vector<EffectiveValue> values;
   RankInfo rank;
   long pid = 0;
+  std::string host;  // gethostname(): pids mean something only on their host
   // (CLOCK_REALTIME, CLOCK_MONOTONIC) read when the sinks started and when
   // they were shut down: `regiontrace merge` places ranks on one wall-clock
   // axis with them. Unset until the run starts (regiontrace check).
@@ -78,7 +79,7 @@ struct EffectiveConfig {
   }
 };
 
-// The effective configuration as JSON: {"rank":..., "pid":..., "job_id":...,
+// The effective configuration as JSON: {"rank":..., "pid":..., "host":..., "job_id":...,
 // "clockSync": {"start": {...}, "end": {...} or null while running},
 // "values": {"key": {"value": ..., "source": "..."}}}. clockSync only once
 // the run started.

@@ -37,7 +37,9 @@ std::string effective_config_json(const EffectiveConfig& config) {
   std::string out = "{\n  \"rank\": " + std::to_string(config.rank.rank) +
                     ",\n  \"local_rank\": " + std::to_string(config.rank.local_rank) +
                     ",\n  \"world_size\": " + std::to_string(config.rank.world_size) +
-                    ",\n  \"pid\": " + std::to_string(config.pid) + ",\n  \"job_id\": ";
+                    ",\n  \"pid\": " + std::to_string(config.pid) + ",\n  \"host\": ";
+  json::append_escaped(out, config.host);
+  out += ",\n  \"job_id\": ";
   json::append_escaped(out, config.rank.job_id);
   if (config.clock_start) {
     out += ",\n  \"clockSync\": {\"start\": ";

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "listen_diagnosis.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "stats_json.hpp"
 #include "stats_table.hpp"
@@ -41,12 +42,11 @@ RegionStatsSink::RegionStatsSink(const SinkContext& ctx)
       exposer_ = std::make_unique<prometheus::Exposer>(
           std::vector<std::string>{"listening_ports", settings_.prometheus_listen, "num_threads",
                                    "16", "request_timeout_ms", "2000", "enable_keep_alive", "no"});
-    } catch (const std::exception& e) {
+    } catch (const std::exception&) {
       throw std::invalid_argument(
-          "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen + "` (" +
-          e.what() +
-          "): the port is in use or the address is not one of this host's; give a free "
-          "host:port such as 127.0.0.1:9464, or leave prometheus_listen empty");
+          "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen +
+          "`: " + diagnose_listen_failure(parse_listen_address(settings_.prometheus_listen)) +
+          "; give a free host:port such as 127.0.0.1:9464, or leave prometheus_listen empty");
     }
     exposer_->RegisterCollectable(collectable_);
     ctx_.info("serving Prometheus metrics on http://" + settings_.prometheus_listen + "/metrics");

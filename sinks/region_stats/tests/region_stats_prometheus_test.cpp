@@ -215,10 +215,54 @@ TEST(RegionStatsPrometheus, AnAddressInUseStopsStartUpNamingKeyAndValue) {
     const std::string what = e.what();
     EXPECT_NE(what.find("prometheus_listen"), std::string::npos) << what;
     EXPECT_NE(what.find(address), std::string::npos) << what;
-    EXPECT_NE(what.find("in use"), std::string::npos) << what;
+    EXPECT_NE(what.find("port " + std::to_string(ntohs(a.sin_port)) + " is in use"),
+              std::string::npos)
+        << what;
   }
   shutdown();
   ::close(fd);
+}
+
+// A free port on IPv6 loopback: served where the HTTP server speaks IPv6,
+// otherwise refused saying that, not blamed on a port in use.
+TEST(RegionStatsPrometheus, AnIpv6AddressIsServedOrRefusedForWhatItIs) {
+  CleanEnv env;
+  TempDir dir;
+  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    if (fd >= 0) ::close(fd);
+    GTEST_SKIP() << "no IPv6 loopback on this machine";
+  }
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);  // free again: the port is known to be usable
+  const std::string address = "[::1]:" + std::to_string(ntohs(a.sin6_port));
+  try {
+    init(stats_options(dir.path(), {{"prometheus_listen", address}}));
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(address), std::string::npos) << what;
+    EXPECT_NE(what.find("cannot listen on IPv6 addresses"), std::string::npos) << what;
+    EXPECT_EQ(what.find("in use"), std::string::npos) << what;
+  }
+  shutdown();
+}
+
+TEST(RegionStatsPrometheus, AnAddressOfAnotherHostIsNamedAsSuch) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string address = "192.0.2.1:9464";  // TEST-NET-1: never this host's
+  try {
+    init(stats_options(dir.path(), {{"prometheus_listen", address}}));
+    ADD_FAILURE() << "init served on " << address;
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("`192.0.2.1` is not an address of this host"), std::string::npos) << what;
+  }
+  shutdown();
 }
 
 TEST(RegionStatsPrometheus, AnUnwritableTextfileStopsStartUp) {

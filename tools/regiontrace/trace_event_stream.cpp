@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <simdjson.h>
 #include <stdexcept>
+
 #include "event_fields.hpp"
 #include "gzip_io.hpp"
 
@@ -22,12 +24,20 @@ bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-// The bytes a scan for a value's end stops at: quotes and brackets.
+// The bytes a scan for a value's end stops at: quotes and brackets, and the
+// first letters of NaN and Infinity, which only those can have outside a
+// string (true, false and null are lower case).
 constexpr std::array<bool, 256> kStructural = [] {
   std::array<bool, 256> t{};
-  for (unsigned char c : {'"', '{', '}', '[', ']'}) t[c] = true;
+  for (unsigned char c : {'"', '{', '}', '[', ']', 'N', 'I'}) t[c] = true;
   return t;
 }();
+
+// Copied through, a bare NaN would make merge's output invalid JSON, and a
+// time that is no number cannot be placed.
+const char* const kNotFinite =
+    "a bare NaN or Infinity, which is not JSON (Python's json.dumps writes it for a "
+    "non-finite float): give the value as a string or a number";
 
 }  // namespace
 
@@ -65,6 +75,11 @@ TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
 
 TraceEventStream::~TraceEventStream() {
   if (file_ != nullptr) gzclose(file_);
+}
+
+void TraceEventStream::check_utf8(std::string_view text, const std::string& what) const {
+  // What summary and diff refuse (simdjson validates), merge would copy.
+  if (!simdjson::validate_utf8(text.data(), text.size())) fail(what + " is not valid UTF-8");
 }
 
 void TraceEventStream::fail(const std::string& what) const {
@@ -131,6 +146,7 @@ std::size_t TraceEventStream::value_end(std::size_t start) {
         while (i < size && !kStructural[bytes[i]]) ++i;
         if (i >= size) break;
         const char c = data[i];
+        if (c == 'N' || c == 'I') fail(kNotFinite);
         if (c == '"') {
           const std::size_t end = json_string_end(data, i, size);
           if (end == 0) {
@@ -156,6 +172,9 @@ std::size_t TraceEventStream::value_end(std::size_t start) {
         ++i;
       }
     } else {
+      if (first == 'N' || first == 'I' || (first == '-' && i + 1 < size && data[i + 1] == 'I')) {
+        fail(kNotFinite);
+      }
       while (i < size && !is_space(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']') {
         ++i;
       }
@@ -181,6 +200,7 @@ std::string TraceEventStream::read_key() {
   --pos_;
   const std::size_t end = value_end(pos_);
   std::string key = buffer_.substr(pos_ + 1, end - pos_ - 2);
+  check_utf8(key, "a top-level key");
   pos_ = end;
   if (take_nonspace() != ':') fail("expected ':' after key \"" + key + "\"");
   return key;
@@ -201,6 +221,7 @@ void TraceEventStream::read_members_until_events() {
       return;
     }
     const std::size_t end = value_end(pos_);
+    check_utf8(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
     members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
     pos_ = end;
     const char c = take_nonspace();
@@ -217,6 +238,7 @@ void TraceEventStream::read_trailer() {
     std::string key = read_key();
     if (peek_nonspace() < 0) fail("unexpected end of file after key \"" + key + "\"");
     const std::size_t end = value_end(pos_);
+    check_utf8(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
     members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
     pos_ = end;
   }
@@ -256,6 +278,7 @@ bool TraceEventStream::next(std::string_view& event) {
   first_event_ = false;
   const std::size_t end = value_end(pos_);
   event = std::string_view(buffer_.data() + pos_, end - pos_);
+  check_utf8(event, "event " + std::to_string(events_));
   pos_ = end;
   ++events_;
   return true;

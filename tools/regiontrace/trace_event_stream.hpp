@@ -5,8 +5,9 @@
 // It walks the top-level object (or bare array) itself: members before
 // "traceEvents" are the header, members after it the trailer; each member's
 // value and each event are returned as their raw JSON text. Events are
-// checked for balance and for being objects, not fully validated: callers
-// parse what they need from them (EventFields, or simdjson for small parts).
+// checked for balance, for being objects, for valid UTF-8 and for bare
+// NaN/Infinity, not fully validated: callers parse what they need from them
+// (EventFields, or simdjson for small parts).
 #pragma once
 
 #include <zlib.h>
@@ -48,6 +49,7 @@ class TraceEventStream {
   enum class State { kEvents, kTrailer, kDone };
 
   [[noreturn]] void fail(const std::string& what) const;
+  void check_utf8(std::string_view text, const std::string& what) const;
   bool fill();  // appends more input; false at end of file
   int peek_nonspace();
   char take_nonspace();

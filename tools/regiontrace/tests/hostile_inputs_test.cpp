@@ -129,6 +129,39 @@ TEST_F(HostileInputs, AFailedMergeLeavesTheOldOutputAsItWas) {
   EXPECT_NE(read_file(out).find("\"op19999\""), std::string::npos);
 }
 
+// What summary and diff refuse, merge and report refused too: invalid UTF-8
+// (merge copied it into its output) and a bare NaN (merge wrote `"ts":NaN`,
+// which no JSON reader takes, and exited 0).
+TEST_F(HostileInputs, InvalidUtf8AndBareNaNAreRefusedByEveryReader) {
+  const std::string nan = dir_.file("nan.json");
+  write_file(nan,
+             "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"region::a\",\"pid\":1,\"tid\":1,"
+             "\"ts\":NaN,\"dur\":5,\"args\":{\"region\":\"a\"}}]}");
+  const std::string bad_utf8 = dir_.file("utf8.json");
+  write_file(bad_utf8,
+             "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"region::\xff\xfe\",\"pid\":1,"
+             "\"tid\":1,\"ts\":1,\"dur\":5,\"args\":{\"region\":\"\xff\"}}]}");
+  const std::string merged = dir_.file("merged.json");
+  for (const std::string& cmd :
+       std::vector<std::string>{"report", "merge -o " + shell_quoted(merged)}) {
+    const auto r1 = run_cli(cmd + " " + shell_quoted(nan));
+    EXPECT_EQ(r1.exit_code, 2) << cmd << "\n" << r1.output;
+    EXPECT_NE(r1.output.find(nan + ": a bare NaN or Infinity, which is not JSON"),
+              std::string::npos)
+        << cmd << "\n"
+        << r1.output;
+    const auto r2 = run_cli(cmd + " " + shell_quoted(bad_utf8));
+    EXPECT_EQ(r2.exit_code, 2) << cmd << "\n" << r2.output;
+    EXPECT_NE(r2.output.find(bad_utf8 + ": event 0 is not valid UTF-8"), std::string::npos)
+        << cmd << "\n"
+        << r2.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(merged));
+  const auto summary = run_cli("summary " + shell_quoted(bad_utf8));
+  EXPECT_EQ(summary.exit_code, 2) << summary.output;
+  EXPECT_NE(summary.output.find("not valid UTF-8"), std::string::npos) << summary.output;
+}
+
 // Region names with quotes and terminal control characters: every command
 // shows the decoded name (`q"uote`, as `summary --json` gives it, not its
 // JSON escape), and text output escapes control characters instead of

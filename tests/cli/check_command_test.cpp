@@ -2,6 +2,9 @@
 // and every shipped profile passes it.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "test_support.hpp"
@@ -158,6 +161,30 @@ TEST(CheckCommand, UsageErrorsExitTwo) {
   EXPECT_EQ(regiontrace("check missing.yaml", dir.path()).exit_code, 2);
   EXPECT_EQ(regiontrace("check --no-such-flag", dir.path()).exit_code, 2);
   EXPECT_EQ(regiontrace("", dir.path()).exit_code, 2);
+}
+
+// A profile that cannot be read is a bad argument, as a missing one is,
+// and a FIFO is refused before anything waits on it.
+TEST(CheckCommand, AProfileThatCannotBeReadExitsTwoSayingWhy) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("fifo.yaml").c_str(), 0600), 0);
+  std::filesystem::create_directory(dir.file("folder.yaml"));
+  const auto fifo = regiontrace("check fifo.yaml", dir.path());
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.output;
+  EXPECT_NE(fifo.output.find("profile fifo.yaml: is not a regular file"), std::string::npos)
+      << fifo.output;
+  const auto folder = regiontrace("check folder.yaml", dir.path());
+  EXPECT_EQ(folder.exit_code, 2) << folder.output;
+  EXPECT_NE(folder.output.find("profile folder.yaml: is a folder"), std::string::npos)
+      << folder.output;
+  if (::geteuid() != 0) {  // root reads every file
+    write_file(dir.file("secret.yaml"), "log_level: info\n");
+    ::chmod(dir.file("secret.yaml").c_str(), 0);
+    const auto secret = regiontrace("check secret.yaml", dir.path());
+    EXPECT_EQ(secret.exit_code, 2) << secret.output;
+    EXPECT_NE(secret.output.find("profile secret.yaml: cannot be read"), std::string::npos)
+        << secret.output;
+  }
 }
 
 TEST(CheckCommand, EveryShippedProfilePasses) {

@@ -161,6 +161,21 @@ TEST_F(ConfigValidation, BadValueFromAVariableNamesTheVariable) {
       << msg;
 }
 
+// `.` or `./my_sink.so` in the list would become key paths and vanish: no
+// sink, no message, and `check` called it valid.
+TEST_F(ConfigValidation, APathInTheSinkListIsNotASinkName) {
+  Options o;
+  o.set("plugins.paths", test_plugin_dir());
+  o.set("output_dir", dir_.path());
+  for (const std::string entry : {".", "./x.so", "recorder.so", "/opt/sinks/"}) {
+    const std::string msg = error_of(o, {{"REGIONTRACE_SINKS", "recorder," + entry}});
+    EXPECT_NE(msg.find("`" + entry + "` in REGIONTRACE_SINKS (env) is not a sink name"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("REGIONTRACE_PLUGIN_PATH"), std::string::npos) << msg;
+  }
+}
+
 TEST_F(ConfigValidation, UnwritableOutputFolderIsAStartUpError) {
   write_file(dir_.file("a_file"), "x");
   const std::string p =

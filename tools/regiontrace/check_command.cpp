@@ -2,6 +2,9 @@
 // start-up (profiles, environment, plugins, validation, region filters), but
 // print the outcome instead of running: the effective configuration with the
 // source of every value, the sinks that would run and the regions each sees.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <iostream>
 
 #include "command.hpp"
@@ -14,6 +17,22 @@ struct CheckArgs {
   std::vector<std::string> profiles;
   bool json = false;
 };
+
+// A profile named on the command line that cannot be read is a bad
+// argument (exit 2), as one that does not exist is; the loader would call
+// it a configuration error (exit 1).
+const CLI::Validator kReadableProfile(
+    [](std::string& path) -> std::string {
+      struct stat info {};
+      if (::stat(path.c_str(), &info) != 0) return "profile " + path + ": no such file";
+      if (S_ISDIR(info.st_mode)) return "profile " + path + ": is a folder, not a YAML file";
+      if (!S_ISREG(info.st_mode)) {
+        return "profile " + path + ": is not a regular file (a FIFO, device or socket)";
+      }
+      if (::access(path.c_str(), R_OK) != 0) return "profile " + path + ": cannot be read";
+      return {};
+    },
+    "PROFILE", "readable YAML file");
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -83,7 +102,7 @@ const CommandRegistration registration(10, [](CLI::App& app) -> Runner {
   CLI::App* cmd = app.add_subcommand(
       "check", "Validate profiles plus the environment as a program would, and show the result");
   cmd->add_option("profiles", args->profiles, "YAML profiles (after REGIONTRACE_CONFIG's)")
-      ->check(CLI::ExistingFile);
+      ->check(kReadableProfile);
   cmd->add_flag("--json", args->json, "print the effective configuration as JSON");
   return [args] { return run_check(*args); };
 });

@@ -14,6 +14,14 @@ std::string env_source(const std::string& name) {
   return "env " + name;
 }
 
+bool is_sink_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
 const std::string* get(const Environment& env, const std::string& name) {
   auto it = env.find(name);
   return it == env.end() ? nullptr : &it->second;
@@ -71,9 +79,21 @@ std::vector<std::string> profiles_from_environment(const Environment& env) {
 
 void apply_core_environment(const Environment& env, ConfigTree& tree,
                             std::vector<std::string>* errors) {
-  (void)errors;  // types are checked at validation, where the source is named
+  // Types are checked at validation, where the source is named; only what
+  // cannot become a key is refused here.
   if (const std::string* v = get(env, "REGIONTRACE_SINKS")) {
-    const std::vector<std::string> wanted = split_list(*v);
+    std::vector<std::string> wanted;
+    for (const std::string& s : split_list(*v)) {
+      if (is_sink_name(s)) {
+        wanted.push_back(s);
+      } else if (errors != nullptr) {
+        // `.` or `./my_sink.so` would otherwise become a key path and be
+        // dropped without a word.
+        errors->push_back("`" + s + "` in REGIONTRACE_SINKS (env) is not a sink name (letters, " +
+                          "digits, `_` and `-`): name the sink, e.g. REGIONTRACE_SINKS=timeline, " +
+                          "and give a plugin's file or folder in REGIONTRACE_PLUGIN_PATH");
+      }
+    }
     // The variable names exactly the sinks that run; a profile's other sinks
     // keep their settings but stay off.
     for (const std::string& s : tree.keys("sinks")) {

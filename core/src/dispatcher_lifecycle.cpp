@@ -104,16 +104,30 @@ void Dispatcher::start(std::vector<std::unique_ptr<SinkSlot>> slots) {
 }
 
 void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
+  // A few by name; a profile that lists thousands gets one line for the rest.
+  constexpr std::size_t kNamed = 5;
   std::set<std::string> reported;
+  std::size_t unnamed = 0;
+  std::string unnamed_origin;
   for (const SinkSlot* slot : table.slots()) {
     for (const std::string& name : slot->regions.awaited()) {
       const auto id = registry_->find(name);
       if (id && registry_->entry(*id).entered_generation.load() == table.generation()) continue;
       if (!reported.insert(name).second) continue;
+      if (reported.size() > kNamed) {
+        if (unnamed++ == 0) unnamed_origin = slot->regions.origin();
+        continue;
+      }
       log(LogLevel::kWarn, "region `" + name + "` was selected (" + slot->regions.origin() +
                                ") but never entered: no region of that name ran while the "
                                "sinks were on");
     }
+  }
+  if (unnamed > 0) {
+    log(LogLevel::kWarn, std::to_string(unnamed) + " more selected region" +
+                             (unnamed == 1 ? " was" : "s were") + " never entered either (" +
+                             unnamed_origin + (unnamed == 1 ? "" : " and others") +
+                             "); `regiontrace check` lists the whole selection");
   }
 }
 

@@ -25,6 +25,9 @@ void declare_entries(const YAML::Node& list, const std::string& source, RegionRe
   if (!list.IsSequence()) {
     throw Error(where(source, list) + ": `regions` must be a list of {name, description}");
   }
+  // An entry aliased thousands of times (`- *big`) would copy its
+  // description into the registry each time: bounded like the file.
+  std::uintmax_t bytes = 0;
   for (const YAML::Node& item : list) {
     if (!item.IsMap() || !item["name"] || !item["name"].IsScalar()) {
       throw Error(where(source, item) + ": each region needs a `name` (and a `description`)");
@@ -47,6 +50,12 @@ void declare_entries(const YAML::Node& list, const std::string& source, RegionRe
         throw Error(where(source, item["color"]) + ": color `" + text +
                     "` is not #RRGGBB or 0xRRGGBB");
       }
+    }
+    bytes += name.size() + description.size();
+    if (bytes > kMaxCatalogBytes) {
+      throw Error(where(source, item) + ": the catalog expands to more than " +
+                  std::to_string(kMaxCatalogBytes >> 20) +
+                  " MiB of names and descriptions (an alias used too often?)");
     }
     registry.declare(name, description, color, source);
   }
@@ -93,7 +102,8 @@ void load_region_catalog(const std::string& yaml_text, const std::string& source
 }
 
 void load_region_catalog_file(const std::string& path, RegionRegistry& registry) {
-  load_region_catalog(read_bounded_text_file(path, "region catalog"), path, registry);
+  load_region_catalog(read_bounded_text_file(path, "region catalog", kMaxCatalogBytes), path,
+                      registry);
 }
 
 }  // namespace regiontrace::detail

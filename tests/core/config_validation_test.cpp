@@ -54,14 +54,14 @@ TEST_F(ConfigValidation, RecursiveAndAmplifyingAliasesAreRefused) {
   EXPECT_NE(e1.find(recursive + ":"), std::string::npos) << e1;
   EXPECT_NE(e1.find("nests maps deeper than 16 levels"), std::string::npos) << e1;
 
-  std::string text = "big: &big \"" + std::string(1 << 20, 'x') + "\"\nsinks:\n  timeline:\n";
+  std::string text = "big: &big \"" + std::string(256 << 10, 'x') + "\"\nsinks:\n  timeline:\n";
   text += "    regions: [";
   for (int i = 0; i < 5000; ++i) text += std::string(i == 0 ? "" : ", ") + "*big";
   text += "]\n";
   const std::string amplified = profile(text);
   const std::string e2 = error_of(with_profile(amplified));
   EXPECT_NE(e2.find(amplified + ":"), std::string::npos) << e2.substr(0, 300);
-  EXPECT_NE(e2.find("expands to more than 16 MiB"), std::string::npos) << e2.substr(0, 300);
+  EXPECT_NE(e2.find("expands to more than 4 MiB"), std::string::npos) << e2.substr(0, 300);
 }
 
 // /dev/zero as a profile, include or catalog must not grow without end; a
@@ -92,10 +92,40 @@ TEST_F(ConfigValidation, ProfilesAndCatalogsMustBeBoundedRegularFiles) {
   });
   EXPECT_TRUE(child.exited);
   EXPECT_EQ(child.exit_code, 0);
+  // A profile is a few KiB: one of 8 MB took 13 s and 650 MB to refuse
+  // nothing; past 1 MiB it is refused unread.
   const std::string big = dir_.file("big.yaml");
-  write_file(big, "# " + std::string(16u << 20, 'x') + "\n");
+  write_file(big, "# " + std::string((1u << 20) + 1, 'x') + "\n");
   const std::string msg = error_of(with_profile(big));
-  EXPECT_NE(msg.find("at most 16 MiB"), std::string::npos) << msg.substr(0, 300);
+  EXPECT_NE(msg.find("profile " + big + ": 1048580 bytes; at most 1 MiB"), std::string::npos)
+      << msg.substr(0, 300);
+}
+
+// One catalog entry aliased thousands of times would copy its description
+// into the registry each time.
+TEST_F(ConfigValidation, AnAmplifyingCatalogAliasIsRefused) {
+  std::string text =
+      "regions:\n  - &big {name: a, description: \"" + std::string(64 << 10, 'x') + "\"}\n";
+  for (int i = 0; i < 200; ++i) text += "  - *big\n";
+  const std::string catalog = dir_.file("amplified.yaml");
+  write_file(catalog, text);
+  const ChildResult child = run_in_child([&] {
+    Options o;
+    o.read_environment = false;
+    o.set("output_dir", dir_.path());
+    o.set("catalogs", catalog);
+    try {
+      init(o);
+    } catch (const Error& e) {
+      return std::string(e.what()).find(catalog + ":") != std::string::npos &&
+                     std::string(e.what()).find("expands to more than 4 MiB") != std::string::npos
+                 ? 0
+                 : 3;
+    }
+    return 4;
+  });
+  EXPECT_TRUE(child.exited);
+  EXPECT_EQ(child.exit_code, 0);
 }
 
 // Issue 13: these were accepted, or silently ignored.

@@ -116,6 +116,29 @@ TEST(Selection, NeverEnteredIsReportedAtEveryShutdownThatMissedIt) {
   EXPECT_NE(log.find(never), log.rfind(never)) << "once per shutdown: " << log;
 }
 
+// A profile that lists thousands of regions the program never runs gets
+// five of them by name and one line for the rest, not a line each.
+TEST(Selection, ThousandsNeverEnteredAreCountedNotListed) {
+  CleanEnv env;
+  TempDir dir;
+  std::string regions = "entered";
+  for (int i = 0; i < 5000; ++i) regions += ",phase_" + std::to_string(i);
+  testing::internal::CaptureStderr();
+  init(recorder_options(dir.file("e.jsonl"), {{"sinks.recorder.regions", regions}}));
+  { RT_REGION("entered"); }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  std::size_t named = 0;
+  for (std::size_t at = log.find("was selected ("); at != std::string::npos;
+       at = log.find("was selected (", at + 1)) {
+    ++named;
+  }
+  EXPECT_EQ(named, 5u) << log;
+  EXPECT_EQ(log.find("region `entered` was selected"), std::string::npos) << log;
+  EXPECT_NE(log.find("4995 more selected regions were never entered either"), std::string::npos)
+      << log;
+}
+
 TEST(Selection, StepFilterSelectsSteps) {
   CleanEnv env;
   TempDir dir;

@@ -80,14 +80,17 @@ int run_schema(const SchemaArgs& args) {
          "`${rank}`, `${local_rank}`, `${world_size}`, `${job_id}` (the launcher's, see "
          "[distributed.md](distributed.md)), `${pid}`, `${env:NAME}` and (in sink keys) "
          "`${output_dir}`. Lists take a YAML sequence or a comma list; integer lists take ranges "
-         "(`10-19`) and ranges with a stride (`0-7:2` is 0, 2, 4, 6).\n\n"
+         "(`10-19`) and ranges with a stride (`0-7:2` is 0, 2, 4, 6). A profile is at most 1 MiB "
+         "(4 MiB once its aliases are expanded, 16 levels of maps); a region catalog at most "
+         "4 MiB.\n\n"
          "## Core\n\n";
   table(out, "", "REGIONTRACE_", inspect::core_keys());
   out << "| `plugins.paths` | list | (empty) | `REGIONTRACE_PLUGIN_PATH` (`:`-separated) | "
          "extra folders (or .so files) to load sinks from |\n"
          "| `include` | list | (empty) | - | profiles merged before this one (profiles only) |\n\n"
          "`REGIONTRACE_SINKS=a,b` names exactly the sinks that run (others in the profiles stay "
-         "off); `REGIONTRACE_CONFIG` lists the profiles.\n\n"
+         "off; a sink's .so file or folder goes in `REGIONTRACE_PLUGIN_PATH`, its name here); "
+         "`REGIONTRACE_CONFIG` lists the profiles.\n\n"
          "## Keys every sink has\n\n";
   table(out, "sinks.<sink>.", "REGIONTRACE_<SINK>_", inspect::common_sink_keys());
   out << "\n## The seed's variables\n\n| variable | sets |\n|---|---|\n";

@@ -10,7 +10,8 @@
 
 namespace regiontrace::detail {
 
-std::string read_bounded_text_file(const std::string& path, const std::string& what) {
+std::string read_bounded_text_file(const std::string& path, const std::string& what,
+                                   std::uintmax_t max_bytes) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     throw Error(what + " " + path + ": cannot be read (" +
@@ -20,8 +21,8 @@ std::string read_bounded_text_file(const std::string& path, const std::string& w
   if (!S_ISREG(info.st_mode)) {
     throw Error(what + " " + path + ": is not a regular file (a device, pipe or socket)");
   }
-  const std::string limit = "at most " + std::to_string(kMaxConfigBytes >> 20) + " MiB";
-  if (static_cast<std::uintmax_t>(info.st_size) > kMaxConfigBytes) {
+  const std::string limit = "at most " + std::to_string(max_bytes >> 20) + " MiB";
+  if (static_cast<std::uintmax_t>(info.st_size) > max_bytes) {
     throw Error(what + " " + path + ": " + std::to_string(info.st_size) + " bytes; " + limit);
   }
   std::ifstream in(path, std::ios::binary);
@@ -33,7 +34,7 @@ std::string read_bounded_text_file(const std::string& path, const std::string& w
   char chunk[1 << 16];
   while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxConfigBytes) throw Error(what + " " + path + ": grew past " + limit);
+    if (text.size() > max_bytes) throw Error(what + " " + path + ": grew past " + limit);
   }
   return text;
 }

@@ -21,7 +21,7 @@ std::string at(const std::string& source, const YAML::Node& node) {
 // What a profile expands to is bounded in depth (profiles nest three or
 // four maps) and in text (the size a profile file may have).
 constexpr int kMaxNesting = 16;
-constexpr std::uintmax_t kMaxExpandedBytes = kMaxConfigBytes;
+constexpr std::uintmax_t kMaxExpandedBytes = 4 * kMaxProfileBytes;
 
 struct Expansion {
   std::uintmax_t bytes = 0;
@@ -98,7 +98,7 @@ void load_file(const std::string& path, ConfigTree& tree, std::vector<std::strin
     if (c == abs.string())
       throw Error("profile " + path + " includes itself (through " + chain.front() + ")");
   }
-  const std::string text = read_bounded_text_file(abs.string(), "profile");
+  const std::string text = read_bounded_text_file(abs.string(), "profile", kMaxProfileBytes);
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -43,6 +43,18 @@ bool global_profiler_running() {
 #endif
 }
 
+// A profiler the application started, on any thread, while none of ours
+// runs. libtorch 2.x keeps the last one started with CPU activity for the
+// threads that join it (enableProfilerInChildThread, profile_all_threads)
+// and Kineto traces one session per process: starting ours would take both
+// from the application's.
+bool application_profiler_started() {
+#if defined(REGIONTRACE_TP_MAIN_THREAD_STATE)
+  if (prof::isProfilerEnabledInMainThread()) return true;
+#endif
+  return global_profiler_running();
+}
+
 // --- the gate in front of the profiler's callback --------------------------
 // One session is live at a time (one profiler per process), so these are
 // process-wide. The profiler's own callbacks are the same functions for
@@ -290,6 +302,11 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   if (const at::CallbackHandle inherited = g_inherited_gate.exchange(0)) {
     at::removeCallback(inherited);
   }
+  if (application_profiler_started()) {
+    throw std::runtime_error(
+        "the application runs the torch profiler itself (started for the process or on another "
+        "thread; libtorch has one profiler per process)");
+  }
   try {
     on_own_thread([&] {
       prof::prepareProfiler(config, activities);
@@ -444,7 +461,8 @@ void ProfilerSession::prime(const ProfilerOptions& options) {
   std::set<ActivityType> activities;
   if (options.cpu) activities.insert(ActivityType::CPU);
   if (options.cuda) activities.insert(ActivityType::CUDA);
-  if (g_forked_from_live_session.load()) return;  // the session start says why
+  // The session start says why it cannot run.
+  if (g_forked_from_live_session.load() || application_profiler_started()) return;
   try {
     on_own_thread([&] {
       // The callback registry (libtorch builds it on first use).

@@ -718,6 +718,75 @@ TEST_F(TorchProfilerSink, StandsAsideWhenTheApplicationRunsTheProfiler) {
   EXPECT_EQ(mm, 3);
 }
 
+// libtorch 2.x's two ways for an application profiler to reach threads it
+// did not start on: profile_all_threads (callbacks on every thread) and
+// enableProfilerInChildThread (a thread joins the profiler of the one that
+// started it; libtorch's own assert refuses it under profile_all_threads).
+// Either way the sink stands aside once, before starting anything: starting
+// its own would displace the application's state for joining threads and
+// cancel its Kineto trace. The application sees every op, 3 on the main
+// thread and 1 on the other.
+void expect_standing_aside(const TempDir& dir, const at::Tensor& a, bool profile_all_threads) {
+  namespace prof = torch::autograd::profiler;
+  std::string log;
+  std::string thread_error;
+  int mm = 0;
+  // The application's profiler runs on a thread of its own: after a child
+  // thread joined and left, libtorch leaves the starting thread's callback
+  // registered, which would record twice in the tests that follow.
+  std::thread application([&] {
+    torch::profiler::impl::ExperimentalConfig experimental;
+    experimental.profile_all_threads = profile_all_threads;
+    const prof::ProfilerConfig config(prof::ProfilerState::KINETO, false, false, false, false,
+                                      false, experimental);
+    const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+    prof::prepareProfiler(config, cpu);
+    prof::enableProfiler(config, cpu);
+    StderrCapture err;
+    init(sink_options(dir));
+    std::thread other([&] {
+      try {
+        if (!profile_all_threads) {
+          if (!prof::isProfilerEnabledInMainThread()) throw std::runtime_error("state lost");
+          prof::enableProfilerInChildThread();
+        }
+        {
+          RT_REGION("tp_selected");
+          at::mm(a, a);
+        }
+        if (!profile_all_threads) prof::disableProfilerInChildThread();
+      } catch (const std::exception& e) {
+        thread_error = e.what();
+      }
+    });
+    other.join();
+    for (int i = 0; i < 3; ++i) {
+      RT_REGION("tp_selected");
+      at::mm(a, a);
+    }
+    shutdown();
+    log = err.text();
+    const auto result = prof::disableProfiler();
+    for (const auto& e : result->events()) mm += e.name() == "aten::mm";
+  });
+  application.join();
+  EXPECT_EQ(thread_error, "");
+  const std::size_t said = log.find("runs the torch profiler itself");
+  EXPECT_NE(said, std::string::npos) << log;
+  EXPECT_EQ(log.find("runs the torch profiler itself", said + 1), std::string::npos)
+      << "said more than once: " << log;
+  EXPECT_TRUE(trace_files(dir.path()).empty());
+  EXPECT_EQ(mm, 4);
+}
+
+TEST_F(TorchProfilerSink, StandsAsideForAProfilerOfAllThreads) {
+  expect_standing_aside(dir_, a_, /*profile_all_threads=*/true);
+}
+
+TEST_F(TorchProfilerSink, StandsAsideForAProfilerThreadsJoinInChildThreads) {
+  expect_standing_aside(dir_, a_, /*profile_all_threads=*/false);
+}
+
 TEST_F(TorchProfilerSink, ASecondInitReusesTheRunningProfiler) {
   init(sink_options(dir_));
   init(sink_options(dir_, {{"prefix", "other"}}));  // keeps the running sink

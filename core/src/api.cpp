@@ -53,6 +53,11 @@ void shutdown() {
   detail::stop();
 }
 
+void flush() {
+  if (detail::g_state.load() != detail::kStateOn) return;
+  detail::Dispatcher::instance().flush_sinks();
+}
+
 bool enabled() {
   return detail::g_state.load() == detail::kStateOn;
 }

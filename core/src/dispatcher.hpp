@@ -42,6 +42,8 @@ class Dispatcher {
   void start(std::vector<std::unique_ptr<SinkSlot>> slots);
   // Stops delivering, then flushes and closes every sink.
   void stop();
+  // Flushes every running sink; one that throws is switched off.
+  void flush_sinks();
   // Forked child: forget the parent's sinks without touching their files.
   void abandon_after_fork();
   bool running() const { return table_.load(std::memory_order_acquire) != nullptr; }

@@ -131,6 +131,21 @@ void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
   }
 }
 
+void Dispatcher::flush_sinks() {
+  // The control lock keeps stop() from closing a sink while it flushes.
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  for (auto& slot : slots_) {
+    if (slot->failed.load()) continue;
+    try {
+      slot->sink->flush();
+    } catch (const std::exception& e) {
+      fail(*slot, "flush", e.what());
+    } catch (...) {
+      fail(*slot, "flush", "an unknown exception");
+    }
+  }
+}
+
 void Dispatcher::stop() {
   if (const RoutingTable* t = table_.load(std::memory_order_acquire)) {
     report_awaited_never_entered(*t);

@@ -10,6 +10,7 @@
 #include "config/config_loader.hpp"
 #include "config/config_tree.hpp"
 #include "config/effective_config.hpp"
+#include "dispatcher.hpp"
 #include "plugin_loader.hpp"
 #include "rank_info.hpp"
 #include "region_filter.hpp"
@@ -153,6 +154,14 @@ std::vector<SchemaKey> common_sink_keys() {
 
 std::string builtin_sink_folder() {
   return detail::PluginLoader::builtin_dir();
+}
+
+std::vector<std::string> running_sinks() {
+  std::vector<std::string> names;
+  for (const detail::SinkSlot* slot : detail::Dispatcher::instance().running_slots()) {
+    if (!slot->failed.load()) names.push_back(slot->name);
+  }
+  return names;
 }
 
 SinkFiles find_sinks(const Environment& environment) {

@@ -40,7 +40,7 @@ from ._config import init_values as _init_values
 from ._decorate import decorate as _decorate
 
 __all__ = [
-    "Error", "region", "init", "shutdown", "enabled", "set_step", "step", "current_step",
+    "Error", "region", "init", "shutdown", "flush", "enabled", "set_step", "step", "current_step",
     "mark", "snapshot", "observe", "tensors_wanted", "trace_modules", "TraceHandle",
     "attach_activation_trace", "detach_activation_trace", "trace_step",
 ]
@@ -74,6 +74,12 @@ def init(profiles=None, *, values=None, read_environment=True, **keys):
 def shutdown():
     """Flushes and closes every sink; idempotent. Runs at interpreter exit too."""
     _regiontrace.shutdown()
+
+
+def flush():
+    """Waits until what every running sink accepted so far is written (the
+    JSONL records observed until now are in their file); the sinks go on."""
+    _regiontrace.flush()
 
 
 def set_step(step):

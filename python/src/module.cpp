@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "region_type.hpp"
+#include "regiontrace/inspect.hpp"
 #include "regiontrace/regiontrace.hpp"
 
 namespace py = pybind11;
@@ -71,6 +72,27 @@ PYBIND11_MODULE(_regiontrace, m) {
         regiontrace::shutdown();
       },
       "Flushes and closes every sink. Idempotent; also runs at exit.");
+  m.def(
+      "flush",
+      [] {
+        py::gil_scoped_release release;  // waits on the sinks' writer threads
+        regiontrace::flush();
+      },
+      "Waits until what every running sink accepted so far is written; they go on.");
+  m.def("running_sinks", &regiontrace::inspect::running_sinks,
+        "Names of the sinks running now, in start order.");
+  m.def(
+      "_catalog_regions",
+      [] {
+        // FastVideo's registry: the declared `profiler_region_*` names (the
+        // built-in catalog's, and any catalog the configuration adds).
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& r : regiontrace::inspect::list_regions({}).regions) {
+          if (r.name.rfind("profiler_region_", 0) == 0) out.emplace_back(r.name, r.description);
+        }
+        return out;
+      },
+      "(name, description) of the declared profiler_region_* regions.");
   m.def("enabled", &regiontrace::enabled, "True while at least one sink runs.");
   m.def(
       "set_step", [](std::int64_t s) { regiontrace::set_step(s); }, py::arg("step"));

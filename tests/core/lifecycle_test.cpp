@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "recorded_events.hpp"
+#include "regiontrace/inspect.hpp"
 #include "regiontrace/regiontrace.hpp"
 #include "test_support.hpp"
 
@@ -126,6 +127,31 @@ TEST(Lifecycle, SecondInitKeepsTheRunningSinks) {
   EXPECT_EQ(region_sequence(read_jsonl(first)),
             (std::vector<std::string>{"begin once", "end once"}));
   EXPECT_FALSE(std::filesystem::exists(dir.file("second.jsonl")));
+}
+
+// flush(): what the sinks accepted is written while they go on; the names of
+// the running sinks are there to ask for. Before init() and after shutdown()
+// both are harmless.
+TEST(Lifecycle, FlushWritesWhatTheSinksHoldAndTheyGoOn) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  flush();
+  EXPECT_TRUE(inspect::running_sinks().empty());
+  init(recorder_options(file));
+  EXPECT_EQ(inspect::running_sinks(), std::vector<std::string>{"recorder"});
+  { RT_REGION("before_flush"); }
+  EXPECT_FALSE(std::filesystem::exists(file));  // the recorder writes on flush and close
+  flush();
+  EXPECT_EQ(region_sequence(read_jsonl(file)),
+            (std::vector<std::string>{"begin before_flush", "end before_flush"}));
+  { RT_REGION("after_flush"); }
+  shutdown();
+  EXPECT_EQ(region_sequence(read_jsonl(file)),
+            (std::vector<std::string>{"begin before_flush", "end before_flush",
+                                      "begin after_flush", "end after_flush"}));
+  flush();
+  EXPECT_TRUE(inspect::running_sinks().empty());
 }
 
 TEST(Lifecycle, OnlySinksThatWriteFilesGetAnOutputFolder) {

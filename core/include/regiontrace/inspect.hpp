@@ -131,6 +131,10 @@ REGIONTRACE_API std::vector<SchemaKey> common_sink_keys();
 // <folder of libregiontrace.so>/regiontrace/plugins.
 REGIONTRACE_API std::string builtin_sink_folder();
 
+// The sinks running in this process now (not switched off by a failure), in
+// start order; empty before init() and after shutdown().
+REGIONTRACE_API std::vector<std::string> running_sinks();
+
 struct SinkFile {
   std::string name;
   std::string path;

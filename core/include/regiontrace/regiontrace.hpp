@@ -75,6 +75,10 @@ REGIONTRACE_API void init(const Options& options = {});
 // Flushes and closes every sink. Idempotent; also runs at normal exit and on
 // SIGINT/SIGTERM.
 REGIONTRACE_API void shutdown();
+// Waits until what every running sink accepted so far is written (JSONL
+// records in their file, ...); the sinks go on. For a reader in the same
+// process, e.g. a test that reads the file after its last traced call.
+REGIONTRACE_API void flush();
 // True while at least one sink runs.
 REGIONTRACE_API bool enabled();
 

@@ -53,6 +53,29 @@ TEST(Selection, MisspelledRegionIsWarnedAboutAndIgnored) {
   EXPECT_EQ(events_of(read_jsonl(file), "begin").size(), 1u);
 }
 
+// FastVideo's code registers three regions the seed does not list: their
+// short names select them and are no misspelling of `training_dit` or
+// `training_checkpoint_saving`.
+TEST(Selection, FastVideosOwnRegionNamesAreKnown) {
+  CleanEnv env;
+  TempDir dir;
+  const std::string file = dir.file("events.jsonl");
+  testing::internal::CaptureStderr();
+  init(recorder_options(file,
+                        {{"sinks.recorder.regions",
+                          "training_train,training_train_one_step,training_save_checkpoint"}}));
+  {
+    RT_REGION("profiler_region_training_train");
+    RT_REGION("profiler_region_training_train_one_step");
+  }
+  { RT_REGION("profiler_region_training_save_checkpoint"); }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log.find("unknown region"), std::string::npos) << log;
+  EXPECT_EQ(log.find("was selected"), std::string::npos) << log;
+  EXPECT_EQ(events_of(read_jsonl(file), "begin").size(), 3u);
+}
+
 TEST(Selection, AFilterOfOnlyMisspeltCatalogNamesIsAStartUpError) {
   CleanEnv env;
   TempDir dir;

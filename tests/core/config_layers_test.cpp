@@ -160,6 +160,22 @@ TEST(ConfigLayers, SeedProfilerDirMustBeAbsolute) {
       << errors[0];
 }
 
+// FastVideo reads its paths with os.path.expanduser: `~` is the home folder.
+TEST(ConfigLayers, SeedPathsExpandTheHomeFolder) {
+  const Environment env = {{"HOME", "/home/ada"},
+                           {"FASTVIDEO_TORCH_PROFILER_DIR", "~/traces"},
+                           {"FASTVIDEO_TRACE_ACTIVATIONS", "1"},
+                           {"FASTVIDEO_TRACE_OUTPUT", "~/acts.jsonl"}};
+  const ConfigTree t = tree({}, env);
+  EXPECT_EQ(value(t, "sinks.torch_profiler.output_dir"), "/home/ada/traces");
+  EXPECT_EQ(value(t, "sinks.activation_trace.output"), "/home/ada/acts.jsonl");
+  EXPECT_EQ(value(tree({}, {{"HOME", "/home/ada"},
+                            {"FASTVIDEO_TRACE_ACTIVATIONS", "1"},
+                            {"FASTVIDEO_TRACE_OUTPUT", "~bob/acts.jsonl"}}),
+                  "sinks.activation_trace.output"),
+            "~bob/acts.jsonl");
+}
+
 TEST(ConfigLayers, SeedNvtxAndActivationVariables) {
   const Environment env = {{"FASTVIDEO_NVTX_PROFILE", "1"},
                            {"FASTVIDEO_TRACE_ACTIVATIONS", "1"},

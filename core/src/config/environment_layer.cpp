@@ -37,6 +37,15 @@ bool seed_on(const std::string& v) {
   return v != "0";
 }
 
+// `~` and `~/...` as FastVideo reads its paths (os.path.expanduser): the
+// shell leaves a quoted `~` alone.
+std::string expand_home(const std::string& path, const Environment& env) {
+  const std::string* home = get(env, "HOME");
+  if (home == nullptr || home->empty() || path.empty() || path[0] != '~') return path;
+  if (path.size() > 1 && path[1] != '/') return path;  // ~user: not ours to resolve
+  return *home + path.substr(1);
+}
+
 }  // namespace
 
 const std::vector<std::string>& core_variable_names() {
@@ -136,13 +145,14 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
   const std::string tp = "sinks.torch_profiler.";
   if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILER_DIR"); v && !v->empty()) {
     const std::string src = env_source("FASTVIDEO_TORCH_PROFILER_DIR");
-    if (!std::filesystem::path(*v).is_absolute()) {
+    const std::string dir = expand_home(*v, env);
+    if (!std::filesystem::path(dir).is_absolute()) {
       errors->push_back("FASTVIDEO_TORCH_PROFILER_DIR=`" + *v +
                         "`: must be an absolute directory path (for example "
                         "/mnt/traces/fastvideo)");
     } else {
       tree.set(tp + "enabled", "true", src);
-      tree.set(tp + "output_dir", *v, src);
+      tree.set(tp + "output_dir", dir, src);
       tree.set(tp + "prefix", "fastvideo", src);
     }
   }
@@ -180,7 +190,7 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
     tree.set_list(at + "stats", split_list(*v), env_source("FASTVIDEO_TRACE_STATS"));
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_OUTPUT"); v && !v->empty()) {
-    std::string path = *v;
+    std::string path = expand_home(*v, env);
     for (std::size_t p = path.find("<pid>"); p != std::string::npos; p = path.find("<pid>", p)) {
       path.replace(p, 5, std::to_string(pid));
     }

@@ -46,3 +46,8 @@ if [ ! -x "$REGIONTRACE_PYTHON" ]; then
   "$base_python" -m venv "$REGIONTRACE_VENV"
 fi
 "$REGIONTRACE_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+# FastVideo's own tests of the modules regiontrace.fastvideo replaces run
+# against it (python/tests/test_fastvideo_own_tests.py): its wheel, without
+# its ~50 dependencies, is their source; it is never imported.
+"$REGIONTRACE_PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps \
+  -r "$here/requirements-no-deps.txt"

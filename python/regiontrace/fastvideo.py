@@ -1,77 +1,33 @@
-"""FastVideo's activation-trace entry points, on regiontrace's sinks.
+"""FastVideo's profiler and activation-trace modules, on regiontrace.
 
-FastVideo code calls, unchanged:
+A FastVideo module becomes a regiontrace user by changing its imports:
 
-    mgr = attach_activation_trace(model)     # None unless FASTVIDEO_TRACE_ACTIVATIONS
-    for i, t in enumerate(timesteps):
-        with trace_step(i):
-            latents = model(latents, t)
-    detach_activation_trace(mgr)
+    from fastvideo.profiler import ...                 # before
+    from fastvideo.hooks.activation_trace import ...
+    from regiontrace.fastvideo import *                # after
 
-The seed's variables keep their meaning: FASTVIDEO_TRACE_ACTIVATIONS turns the
-`activation_trace` sink on, FASTVIDEO_TRACE_LAYERS picks the modules (regex
-searched in the qualified name), FASTVIDEO_TRACE_STATS the statistics,
-FASTVIDEO_TRACE_OUTPUT the JSONL file (`<pid>`, `<rank>` replaced),
-FASTVIDEO_TRACE_STEPS the steps kept. The core reads all five (the same
-mapping C++ programs get); this module only hooks the modules.
+The names, signatures and FASTVIDEO_* variables are FastVideo's
+(docs/parity.md lists what still differs); the work is done by regiontrace's
+sinks, the same ones C++ code drives, so a C++ port and its Python reference
+write the same traces and records.
 """
 
-import contextlib
-import os
+from ._fastvideo_activations import (ActivationTraceManager, ModuleHookManager,
+                                     attach_activation_trace, current_step_idx,
+                                     detach_activation_trace, trace_step)
+from ._fastvideo_profiler import (ProfilerRegion, TorchProfilerConfig, TorchProfilerController,
+                                  get_global_controller, get_or_create_profiler,
+                                  list_profiler_regions, nvtx_range, profile_region,
+                                  profiler_region, register_profiler_region,
+                                  resolve_profiler_region, set_global_controller)
 
-from . import _regiontrace
-from .modules import trace_modules
-
-
-def _tracing_requested():
-    value = os.environ.get("FASTVIDEO_TRACE_ACTIVATIONS", "")
-    return value != "" and value != "0"
-
-
-class ActivationTraceManager:
-    """What attach_activation_trace() returns: the traced model's hooks."""
-
-    def __init__(self, handle):
-        self.handle = handle
-
-    @property
-    def layers(self):
-        return self.handle.names
-
-    def remove(self):
-        self.handle.remove()
-
-    def __repr__(self):
-        return f"<ActivationTraceManager: {len(self.handle)} modules>"
-
-
-def attach_activation_trace(model, prefix=""):
-    """Traces the modules FASTVIDEO_TRACE_LAYERS names (all when unset) and
-    returns a manager for detach_activation_trace(); returns None, and touches
-    nothing, when FASTVIDEO_TRACE_ACTIVATIONS is unset or 0.
-
-    Starts regiontrace if it has not started, so that a configuration error
-    (an unwritable FASTVIDEO_TRACE_OUTPUT) raises regiontrace.Error here rather
-    than at the first traced call."""
-    if not _tracing_requested():
-        return None
-    _regiontrace.init([], {}, True)  # a no-op when already running
-    layers = os.environ.get("FASTVIDEO_TRACE_LAYERS") or None
-    return ActivationTraceManager(trace_modules(model, layers=layers, prefix=prefix))
-
-
-def detach_activation_trace(mgr):
-    """Removes what attach_activation_trace() added; None is accepted. The
-    records written so far are complete JSON lines already; the file's summary
-    line comes when regiontrace shuts down (regiontrace.shutdown() or exit)."""
-    if mgr is not None:
-        mgr.remove()
-
-
-@contextlib.contextmanager
-def trace_step(step):
-    """The body runs as denoising step `step`: every record it writes carries
-    it, and FASTVIDEO_TRACE_STEPS decides whether it is kept. The step stays
-    set after the block, as regiontrace.set_step() leaves it."""
-    _regiontrace.set_step(int(step))
-    yield step
+__all__ = [
+    # fastvideo.profiler
+    "ProfilerRegion", "TorchProfilerConfig", "TorchProfilerController", "get_global_controller",
+    "get_or_create_profiler", "list_profiler_regions", "nvtx_range", "profile_region",
+    "profiler_region", "register_profiler_region", "resolve_profiler_region",
+    "set_global_controller",
+    # fastvideo.hooks.activation_trace (and hooks.ModuleHookManager)
+    "ActivationTraceManager", "ModuleHookManager", "attach_activation_trace", "current_step_idx",
+    "detach_activation_trace", "trace_step",
+]

@@ -29,6 +29,10 @@ class TraceHandle:
         """Region names of the traced modules, in named_modules() order."""
         return [entry[1] for entry in self._entries]
 
+    def modules(self):
+        """(module, region name) of every traced module."""
+        return [(entry[0], entry[1]) for entry in self._entries]
+
     def remove(self):
         """Restores every traced module's forward; idempotent."""
         while self._entries:
@@ -89,9 +93,21 @@ def trace_modules(model, layers=None, prefix=""):
     Returns a TraceHandle; handle.remove() (or leaving `with handle:`) undoes
     it. Tracing twice wraps twice: remove the first handle first.
     """
+    return _trace(model, layers, prefix, with_root=True)
+
+
+def trace_submodules(model, layers, prefix=""):
+    """trace_modules() as FastVideo's activation trace picks modules: the
+    root is never traced, and an empty `layers` means every submodule."""
+    return _trace(model, layers, prefix, with_root=False)
+
+
+def _trace(model, layers, prefix, with_root):
     pattern = re.compile(layers) if layers else None
     handle = TraceHandle()
     for name, module in model.named_modules(prefix=prefix):
+        if not with_root and module is model:
+            continue
         region_name = _region_name(name, prefix)
         if pattern is not None and not pattern.search(region_name):
             continue

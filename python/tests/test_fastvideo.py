@@ -70,3 +70,103 @@ def test_seed_variables_select_layers_stats_steps_and_file(tmp_path):
     diff = subprocess.run([cli, "diff", path, path], capture_output=True, text=True)
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "4" in diff.stdout, diff.stdout
+
+
+# --- FastVideo's behaviours, as its modules have them -------------------------
+
+REATTACH = """
+import json, os, torch, regiontrace
+from torch import nn
+from regiontrace.fastvideo import *
+
+class Toy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    def forward(self, x):
+        return self.block(x)
+
+def lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f]
+
+model = Toy()
+os.environ["FASTVIDEO_TRACE_ACTIVATIONS"] = "1"
+os.environ["FASTVIDEO_TRACE_LAYERS"] = ""          # every named submodule, not the root
+for n, name in enumerate(["first.jsonl", "second.jsonl"]):
+    os.environ["FASTVIDEO_TRACE_OUTPUT"] = os.path.join(os.getcwd(), name)
+    os.environ["FASTVIDEO_TRACE_STATS"] = "abs_mean,bogus" if n == 0 else "sum,shape"
+    mgr = attach_activation_trace(model)
+    assert ModuleHookManager.get_from(model.block[0]) is not None
+    assert ModuleHookManager.get_from(model) is None
+    with trace_step(5):
+        with trace_step(7):
+            model(torch.ones(1, 2))
+        assert current_step_idx() == 5            # the outer step again
+    assert current_step_idx() is None             # none before the block, none after
+    detach_activation_trace(mgr)                  # every record written when it returns
+    assert ModuleHookManager.get_from(model.block[0]) is None
+    got = lines(name)
+    print(name, [(r["module"], r["step"]) for r in got], sorted(set(got[0]) - {"v", "rank", "seq"}))
+os.environ["FASTVIDEO_TRACE_STATS"] = "bogus"
+print("none", attach_activation_trace(model), attach_activation_trace(None))
+"""
+
+
+def test_each_attach_reads_the_variables_and_detach_leaves_every_record_written(tmp_path):
+    proc = run_python(REATTACH, env=clean_env(), cwd=tmp_path)
+    expected_modules = [("block.0", 7), ("block.1", 7), ("block", 7)]
+    assert (f"first.jsonl {expected_modules} ['abs_mean', 'module', 'step', 'tensor']"
+            in proc.stdout), proc.stdout + proc.stderr
+    assert (f"second.jsonl {expected_modules} ['module', 'shape', 'step', 'sum', 'tensor']"
+            in proc.stdout), proc.stdout + proc.stderr
+    # FastVideo's warnings, and no trace when no statistic is valid.
+    assert proc.stderr.count("FASTVIDEO_TRACE_STATS contains unknown stat 'bogus'") == 2
+    assert "FASTVIDEO_TRACE_STATS yielded no valid stats; trace disabled." in proc.stderr
+    assert "none None None" in proc.stdout
+
+
+PROFILER_API = """
+import os, torch
+from regiontrace.fastvideo import *
+
+names = [r.name for r in list_profiler_regions()]
+print("regions", len(names), names == sorted(names))
+print("short", resolve_profiler_region("training_train").name)
+try:
+    register_profiler_region("profiler_region_model_loading", "again")
+except ValueError as e:
+    print("twice", e)
+try:
+    TorchProfilerConfig.from_env()
+except ValueError as e:
+    print("empty", str(e)[:60])
+os.environ["FASTVIDEO_TORCH_PROFILE_REGIONS"] = "model_loading,not_a_region"
+print("config", TorchProfilerConfig.from_env().regions)
+off = get_or_create_profiler(None)
+print("off", off.has_profiler, off.is_enabled, get_global_controller())
+with profiler_region("model_loading"):
+    pass
+
+class Stage:
+    profiler_controller = None
+    @profile_region("model_loading")
+    def run(self, x):
+        return x + 1
+print("decorated", Stage().run(1))
+"""
+
+
+def test_the_profiler_registry_config_and_helpers_follow_fastvideo(tmp_path):
+    proc = run_python(PROFILER_API, env=clean_env(), cwd=tmp_path)
+    out = proc.stdout
+    # The seed's 15 regions and the 3 FastVideo's code adds.
+    assert "regions 18 True" in out, out
+    assert "short profiler_region_training_train" in out, out
+    assert "twice Profiler region 'profiler_region_model_loading' is already registered" in out
+    assert "empty FASTVIDEO_TORCH_PROFILE_REGIONS must list at least one regio" in out
+    assert "config {'profiler_region_model_loading': True}" in out, out
+    assert "Unknown profiler region 'not_a_region'; available regions: " in proc.stderr
+    assert "off False False None" in out, out
+    assert "decorated 2" in out
+    assert not list(tmp_path.iterdir()), "nothing is written without a profiler"

@@ -155,8 +155,14 @@ def test_the_output_folder_made_read_only_mid_run(tmp_path):
         proc.communicate()
         pytest.skip(f"cannot bind-mount here: {bound.stderr.strip()}")
     try:
-        r = subprocess.run(["mount", "-o", "remount,ro,bind", str(trace)], capture_output=True,
-                           text=True)
+        # The remount is refused (busy) while the run has a file open for
+        # writing through the new mount (a trace being written): try again.
+        for _ in range(100):
+            r = subprocess.run(["mount", "-o", "remount,ro,bind", str(trace)],
+                               capture_output=True, text=True)
+            if r.returncode == 0 or proc.poll() is not None:
+                break
+            time.sleep(0.02)
         output, _ = proc.communicate(timeout=300)
         assert r.returncode == 0, r.stderr
         assert_no_signal_death(proc, output)

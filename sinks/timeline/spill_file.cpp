@@ -44,6 +44,11 @@ std::uint64_t SpillFile::append(const void* data, std::size_t bytes) {
   return at;
 }
 
+bool SpillFile::release(std::uint64_t offset, std::size_t bytes) {
+  return ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                     static_cast<off_t>(bytes)) == 0;
+}
+
 void SpillFile::read(std::uint64_t offset, void* out, std::size_t bytes) const {
   char* p = static_cast<char*>(out);
   while (bytes > 0) {

@@ -22,6 +22,9 @@ class SpillFile {
   std::uint64_t append(const void* data, std::size_t bytes);
   // Throws on a short read.
   void read(std::uint64_t offset, void* out, std::size_t bytes) const;
+  // Gives the disk space of a range back (a hole: it reads as zeros from
+  // then on). False where the file system cannot.
+  bool release(std::uint64_t offset, std::size_t bytes);
   std::uint64_t size() const { return size_; }
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,28 @@ inline bool is_mark(const unsigned char* p) {
 
 inline std::size_t record_size(const unsigned char* p) {
   return is_mark(p) ? reinterpret_cast<const MarkRecord*>(p)->size : sizeof(RegionRecord);
+}
+
+// The earliest time in `bytes` of whole records (a region's begin, a
+// mark's time) and how many records they hold: what a full disk's cut needs
+// to leave a stored piece out without reading it back.
+struct PieceExtent {
+  std::int64_t earliest_ns = INT64_MAX;
+  std::uint32_t records = 0;
+};
+inline PieceExtent extent_of(const unsigned char* data, std::size_t bytes) {
+  PieceExtent e;
+  for (std::size_t at = 0; at < bytes; at += record_size(data + at)) {
+    std::int64_t t;
+    if (is_mark(data + at)) {
+      std::memcpy(&t, data + at + offsetof(MarkRecord, time_ns), sizeof(t));
+    } else {
+      std::memcpy(&t, data + at + offsetof(RegionRecord, begin_ns), sizeof(t));
+    }
+    if (t < e.earliest_ns) e.earliest_ns = t;
+    ++e.records;
+  }
+  return e;
 }
 
 // One thread's buffer: filled by its thread, handed whole to the writer.

@@ -162,7 +162,7 @@ void TimelineSink::writer_loop() {
       exchange_.give_back(c);
       continue;
     }
-    spilled_.push_back({c->slot, 0, c, keep});
+    spilled_.push_back({c->slot, 0, c, keep, extent_of(c->data, keep)});
     held_.push_back(spilled_.size() - 1);
     spill_held();
   }
@@ -266,10 +266,10 @@ std::string TimelineSink::statistics(const Losses& lost, const TraceTotals& writ
 
 bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceTotals& totals,
                                     std::string& failure) {
-  // A full disk: the part of the run that fits, guessed from how many
-  // events were written before the disk filled (taking them as even in
-  // time), then half of that, a quarter... and at last the header alone,
-  // which says what was lost.
+  // A full disk: the first part of the run, as much as the failed write
+  // reached (taking events as even in time) but at least half, then half of
+  // that, a quarter... and at last the header alone, which says what was
+  // lost. Each cut gives the spill file's space past it back first.
   constexpr int kAttempts = 10;
   for (int attempt = 1;; ++attempt) {
     try {
@@ -286,15 +286,54 @@ bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceT
       failure = e.what();
       return false;
     }
+    if (!in.cut && load_spill_into_memory(in)) continue;  // the whole run again, spill gone
     double keep = 0.5;
     if (!in.cut && events > 0) {
+      // The failed write says how much fitted beside the spill file; the
+      // space that file gives back past the cut makes room for more.
       const double got = static_cast<double>(totals.regions + totals.marks + totals.steps);
-      keep = std::clamp(0.9 * got / static_cast<double>(events), 0.01, 0.9);
+      keep = std::clamp(0.9 * got / static_cast<double>(events), 0.5, 0.9);
     }
     if (attempt + 1 == kAttempts) keep = 0;
     in.cut = true;
     in.end_ns =
         in.base_ns + static_cast<std::int64_t>(static_cast<double>(in.end_ns - in.base_ns) * keep);
+    release_spill_after_cut(in);
+  }
+}
+
+bool TimelineSink::load_spill_into_memory(TraceInput& in) {
+  // The spill file is what fills a full disk, and the trace is about a
+  // quarter of its size: read back into memory (bounded), it frees room for
+  // the whole trace.
+  constexpr std::uint64_t kMaxInMemory = std::uint64_t{256} << 20;
+  if (spill_ == nullptr || spill_->size() == 0 || spill_->size() > kMaxInMemory) return false;
+  try {
+    spill_in_memory_.resize(spill_->size());
+    for (ThreadRecords& t : in.threads) {
+      for (ThreadRecords::Piece& p : t.pieces) {
+        if (p.memory != nullptr) continue;
+        spill_->read(p.spill_offset, spill_in_memory_.data() + p.spill_offset, p.bytes);
+        p.memory = spill_in_memory_.data() + p.spill_offset;
+      }
+    }
+  } catch (const std::exception& e) {
+    context_.warn(std::string("cannot read the timeline's temporary file back: ") + e.what());
+    return false;
+  }
+  spill_.reset();
+  in.spill = nullptr;
+  return true;
+}
+
+void TimelineSink::release_spill_after_cut(const TraceInput& in) {
+  if (spill_ == nullptr) return;
+  for (const ThreadRecords& t : in.threads) {
+    for (const ThreadRecords::Piece& p : t.pieces) {
+      if (p.memory == nullptr && p.extent.earliest_ns > in.end_ns) {
+        spill_->release(p.spill_offset, p.bytes);
+      }
+    }
   }
 }
 
@@ -322,7 +361,7 @@ void TimelineSink::close() {
   for (const SpilledChunk& c : spilled_) {
     // A chunk the disk had no room for is still in memory.
     in.threads[c.slot].pieces.push_back(
-        {c.offset, c.chunk != nullptr ? c.chunk->data : nullptr, c.bytes});
+        {c.offset, c.chunk != nullptr ? c.chunk->data : nullptr, c.bytes, c.extent});
   }
   std::uint64_t buffer_full = 0;
   for (ThreadSlot* s : slots) {
@@ -337,7 +376,9 @@ void TimelineSink::close() {
       const std::size_t used = s->chunk->used.load(std::memory_order_acquire);
       const std::size_t keep = budget_.keep(s->chunk->data, used);
       budget_.drop_rest(s->chunk->data, keep, used);
-      if (keep > 0) t.pieces.push_back({0, s->chunk->data, keep});
+      if (keep > 0) {
+        t.pieces.push_back({0, s->chunk->data, keep, extent_of(s->chunk->data, keep)});
+      }
     }
     // An entry older than a shallower one is left from a region whose end
     // never came (the host switched routing while it was open): skipped.
@@ -377,6 +418,7 @@ void TimelineSink::close() {
   // A slot's chunk is only touched under its lock, and a closed exchange
   // hands out none: a late callback finds no chunk and drops.
   spill_.reset();
+  spill_in_memory_ = {};
   for (ThreadSlot* s : slots) {
     SlotLock lock(*s);
     s->chunk = nullptr;

@@ -91,11 +91,17 @@ class TimelineSink : public Sink {
     std::uint64_t over_cap = 0;
     std::uint64_t by_host = 0;
   };
-  // Writes path_, cutting the run shorter while the disk has no room.
+  // Writes path_, cutting the run shorter while the disk has no room, and
+  // giving back the spill file's space past each cut (on a full disk that
+  // file is most of what fills it).
   // False (and `failure`) when nothing could be written.
   // `events`: how many the whole trace holds.
   bool write_trace_file(TraceInput& in, std::uint64_t events, TraceTotals& totals,
                         std::string& failure);
+  void release_spill_after_cut(const TraceInput& in);
+  // On a full disk: the spill file's pieces into memory and the file
+  // closed (its space freed). False when too large or unreadable.
+  bool load_spill_into_memory(TraceInput& in);
   std::string statistics(const Losses& lost, const TraceTotals& written,
                          std::int64_t cut_at_ns) const;
   void report_losses(const Losses& lost, const TraceTotals* written, const TraceInput& in,
@@ -108,6 +114,7 @@ class TimelineSink : public Sink {
   SlotTable slots_;
   ChunkExchange exchange_;
   std::unique_ptr<SpillFile> spill_;
+  std::vector<unsigned char> spill_in_memory_;  // load_spill_into_memory()
 
   // The writer thread's; read by close() after joining it.
   struct SpilledChunk {
@@ -115,6 +122,7 @@ class TimelineSink : public Sink {
     std::uint64_t offset = 0;
     Chunk* chunk = nullptr;  // still in memory: the spill file had no room
     std::size_t bytes = 0;
+    PieceExtent extent;
   };
   std::vector<SpilledChunk> spilled_;
   std::deque<std::size_t> held_;  // spilled_ entries still in memory, oldest first

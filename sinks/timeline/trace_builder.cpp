@@ -76,6 +76,10 @@ class Emitter {
     std::vector<unsigned char> buffer;
     std::vector<std::size_t> offsets;
     for (auto piece = t.pieces.rbegin(); piece != t.pieces.rend(); ++piece) {
+      if (after_cut(piece->extent.earliest_ns)) {
+        totals_.cut += piece->extent.records;  // its disk space may be given back
+        continue;
+      }
       const unsigned char* data = piece->memory;
       if (data == nullptr) {
         buffer.resize(piece->bytes);

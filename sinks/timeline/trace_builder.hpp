@@ -18,6 +18,7 @@
 #include "gzip_file.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
+#include "timeline_records.hpp"
 
 namespace regiontrace::timeline {
 
@@ -45,6 +46,7 @@ struct ThreadRecords {
     std::uint64_t spill_offset = 0;
     const unsigned char* memory = nullptr;  // when not in the spill file
     std::size_t bytes = 0;
+    PieceExtent extent;  // lets a cut leave the piece out unread
   };
   std::vector<Piece> pieces;
   std::vector<OpenSpan> open;  // closed at end_ns with args.open_at_end

@@ -321,3 +321,47 @@ def test_a_worker_ended_without_shutdown_is_reported_by_the_parent(tmp_path):
     assert warning in proc.stderr, proc.stderr
     assert f"regiontrace_config_rank0_pid{child}.json" in proc.stderr
     assert proc.stderr.count("ended without shutdown") == 1, proc.stderr
+
+
+TIMELINE_ON_A_SMALL_DISK = """
+import sys, regiontrace
+regiontrace.init(values={"output_dir": sys.argv[1], "sinks.timeline.regions": "*"},
+                 sinks=["timeline"])
+for s in range(200):
+    regiontrace.set_step(s)
+    for i in range(2000):
+        with regiontrace.region("outer"):
+            with regiontrace.region("inner"):
+                pass
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_the_timeline_on_a_full_disk_keeps_what_fits(tmp_path):
+    # 800,200 events: 25 MB in the timeline's temporary file, which fills the
+    # 3 MB disk first. The trace still holds what fits, says where it was
+    # cut, and counts the rest.
+    pytest.importorskip("regiontrace")
+    disk = tmp_path / "disk"
+    _mount_tmpfs(disk, "3m")
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(TIMELINE_ON_A_SMALL_DISK), str(disk)],
+            env=clean_env(REGIONTRACE_LOG_LEVEL="warn"), capture_output=True, text=True,
+            timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert_whole(disk)
+        traces = list(disk.glob("timeline_rank0_pid*.json.gz"))
+        assert len(traces) == 1, (sorted(p.name for p in disk.iterdir()), proc.stderr)
+        import gzip
+        import json
+        with gzip.open(traces[0]) as f:
+            trace = json.load(f)
+        stats = trace["timeline"]
+        spans = sum(1 for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "step")
+        assert stats["recorded"] + stats["dropped_disk_full"] == 800200, stats
+        assert spans > 200000, (spans, stats)  # a quarter of the run at least
+        assert f"{traces[0]} has the first " in proc.stderr, proc.stderr
+        assert "events are lost" not in proc.stderr
+    finally:
+        _unmount(disk)

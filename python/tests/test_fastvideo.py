@@ -107,16 +107,19 @@ for n, name in enumerate(["first.jsonl", "second.jsonl"]):
     detach_activation_trace(mgr)                  # every record written when it returns
     assert ModuleHookManager.get_from(model.block[0]) is None
     got = lines(name)
-    print(name, [(r["module"], r["step"]) for r in got], sorted(set(got[0]) - {"v", "rank", "seq"}))
+    print(name, [(r["module"], r["step"]) for r in got], sorted(set(got[-1]) - {"v", "rank", "seq"}))
 os.environ["FASTVIDEO_TRACE_STATS"] = "bogus"
 print("none", attach_activation_trace(model), attach_activation_trace(None))
 """
 
 
 def test_each_attach_reads_the_variables_and_detach_leaves_every_record_written(tmp_path):
+    # An existing file is added to, as FastVideo opens it with "a".
+    (tmp_path / "first.jsonl").write_text('{"module": "before", "step": null}\n')
     proc = run_python(REATTACH, env=clean_env(), cwd=tmp_path)
     expected_modules = [("block.0", 7), ("block.1", 7), ("block", 7)]
-    assert (f"first.jsonl {expected_modules} ['abs_mean', 'module', 'step', 'tensor']"
+    assert (f"first.jsonl {[('before', None)] + expected_modules} "
+            "['abs_mean', 'module', 'step', 'tensor']"
             in proc.stdout), proc.stdout + proc.stderr
     assert (f"second.jsonl {expected_modules} ['module', 'shape', 'step', 'sum', 'tensor']"
             in proc.stdout), proc.stdout + proc.stderr

@@ -65,6 +65,10 @@ SinkSchema ActivationTraceSink::schema() {
       KeySpec::one_of("on_full", "block", {"block", "drop"},
                       "when max_records are waiting: block (lose nothing) or drop (counted in "
                       "the summary line)"),
+      KeySpec::boolean("append", false,
+                       "add records after what an existing output file holds instead of "
+                       "replacing it (the seed's FASTVIDEO_TRACE_OUTPUT sets it: FastVideo "
+                       "opens its file to append)"),
       KeySpec::one_of("summary", "line", {"line", "file"},
                       "where the closing summary (records written, dropped) goes: the last "
                       "line of the JSONL, or its own file <output>.summary.json (the seed's "
@@ -101,6 +105,7 @@ ActivationTraceSink::ActivationTraceSink(const SinkContext& ctx)
   options.path = resolve_output_path(ctx, ctx.get_string("output"));
   options.capacity = static_cast<std::size_t>(ctx.get_int("max_records"));
   options.drop_when_full = ctx.get_string("on_full") == "drop";
+  options.append = ctx.get_bool("append");
   if (ctx.get_string("summary") == "file") options.summary_path = options.path + ".summary.json";
   const std::filesystem::path parent = std::filesystem::path(options.path).parent_path();
   std::error_code ignored;

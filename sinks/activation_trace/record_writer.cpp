@@ -21,7 +21,8 @@ sdk::BoundedQueueWriter<ActivationRecord>::Options queue_options(
 RecordWriter::RecordWriter(Options options, RecordFormatter formatter)
     : options_(std::move(options)),
       formatter_(std::move(formatter)),
-      file_(options_.path),
+      file_(options_.path, options_.append ? sdk::LineFileWriter::Mode::kAppend
+                                           : sdk::LineFileWriter::Mode::kTruncate),
       queue_(queue_options(options_),
              [this](std::vector<ActivationRecord>& batch) { write_batch(batch); }) {}
 

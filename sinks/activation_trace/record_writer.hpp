@@ -27,13 +27,15 @@ class RecordWriter {
     std::string path;
     std::size_t capacity = 65536;  // records waiting to be written
     bool drop_when_full = false;
+    bool append = false;  // keep what the file holds; records go after it
     std::chrono::milliseconds idle_wakeup{20};
     // Empty: the summary is the JSONL's last line. Otherwise the file it goes
     // to instead, for readers that expect every line to be a record.
     std::string summary_path;
   };
 
-  // Opens (creates or truncates) the file and starts the writer thread.
+  // Opens (creates, truncates or appends to) the file and starts the writer
+  // thread.
   // Throws std::runtime_error naming the path when the file cannot be opened.
   RecordWriter(Options options, RecordFormatter formatter);
   ~RecordWriter();

@@ -192,6 +192,7 @@ TEST(ConfigLayers, SeedNvtxAndActivationVariables) {
             (std::vector<std::string>{"abs_mean", "sum", "max"}));
   EXPECT_EQ(value(t, "sinks.activation_trace.output"),
             "/tmp/act_" + std::to_string(getpid()) + ".jsonl");
+  EXPECT_EQ(value(t, "sinks.activation_trace.append"), "true");  // FastVideo opens it with "a"
   EXPECT_EQ(items(t, "sinks.activation_trace.steps"), (std::vector<std::string>{"0", "5"}));
 }
 

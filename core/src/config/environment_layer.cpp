@@ -195,6 +195,8 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
       path.replace(p, 5, std::to_string(pid));
     }
     tree.set(at + "output", path, env_source("FASTVIDEO_TRACE_OUTPUT"));
+    // FastVideo opens it with "a": a run adds to what is there.
+    tree.set(at + "append", "true", env_source("FASTVIDEO_TRACE_OUTPUT"));
     // The seed's readers index rec["module"] on every line.
     tree.set(at + "summary", "file", env_source("FASTVIDEO_TRACE_OUTPUT"));
   }

@@ -163,14 +163,13 @@ void TimelineSink::writer_loop() {
       continue;
     }
     spilled_.push_back({c->slot, 0, c, keep, extent_of(c->data, keep)});
-    held_.push_back(spilled_.size() - 1);
     spill_held();
   }
 }
 
 void TimelineSink::spill_held() {
-  while (!held_.empty()) {
-    SpilledChunk& piece = spilled_[held_.front()];
+  for (; first_held_ < spilled_.size(); ++first_held_) {
+    SpilledChunk& piece = spilled_[first_held_];
     try {
       piece.offset = spill_->append(piece.chunk->data, piece.bytes);
     } catch (const std::exception& e) {
@@ -190,7 +189,6 @@ void TimelineSink::spill_held() {
     }
     exchange_.give_back(piece.chunk);
     piece.chunk = nullptr;
-    held_.pop_front();
   }
 }
 

@@ -25,7 +25,6 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -125,7 +124,9 @@ class TimelineSink : public Sink {
     PieceExtent extent;
   };
   std::vector<SpilledChunk> spilled_;
-  std::deque<std::size_t> held_;  // spilled_ entries still in memory, oldest first
+  // spilled_[first_held_..] are still in memory: chunks are spilled in
+  // order and spilling stops at the first that does not fit.
+  std::size_t first_held_ = 0;
   bool spill_failing_ = false;
   bool spill_failed_ = false;
   RecordBudget budget_;

@@ -287,11 +287,12 @@ std::unique_ptr<SinkSlot> build_slot(const SinkSettings& s, int index, const Eff
   try {
     slot->sink = s.plugin->descriptor->create(ctx);
     slot->interests = slot->sink->interests();
+    if ((slot->interests & kAppliesStepsItself) != 0) slot->steps = StepFilter();
   } catch (const std::exception& e) {
     errors.push_back("sink `" + s.name + "` (" + s.plugin->path + ") failed to start: " + e.what());
     return nullptr;
   }
-  if ((slot->interests & ~std::uint32_t{kWritesNoFiles}) == 0) {
+  if ((slot->interests & ~std::uint32_t{kWritesNoFiles | kAppliesStepsItself}) == 0) {
     // The sink has nothing to do in this process (e.g. nvtx with no tool
     // attached): leaving it out keeps regions on the disabled fast path.
     log(LogLevel::kInfo, "sink `" + s.name + "` asked for no events; not started");

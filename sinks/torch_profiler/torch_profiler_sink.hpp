@@ -44,7 +44,9 @@ class TorchProfilerSink : public Sink {
   explicit TorchProfilerSink(const SinkContext& ctx);
 
   std::uint32_t interests() const override {
-    return kInterestRegions | kInterestSteps | kInterestTimestamps;
+    // Its `steps` filter is part of its schedule, which switches collection
+    // on inside regions already open when a selected step begins.
+    return kInterestRegions | kInterestSteps | kInterestTimestamps | kAppliesStepsItself;
   }
   void on_region_routed(const RegionInfo& info) override;
   void on_region_begin(const RegionEvent& e) override;

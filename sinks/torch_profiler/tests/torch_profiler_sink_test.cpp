@@ -301,9 +301,8 @@ TEST_F(TorchProfilerSink, StepsFilterLimitsWhatIsCollected) {
     at::mm(a_, a_);
   }
   shutdown();
-  // The host applies the common `steps` filter to the regions the sink sees.
-  // (One trace per run of steps needs the filter in the SinkContext too;
-  // until the host passes it, the runs share one trace.)
+  // The sink applies the common `steps` filter itself: one trace per run of
+  // selected steps (1-2, then 5).
   std::set<long long> steps;
   std::size_t mm = 0;
   for (const std::string& f : trace_files(dir_.path())) {
@@ -315,6 +314,45 @@ TEST_F(TorchProfilerSink, StepsFilterLimitsWhatIsCollected) {
   }
   EXPECT_EQ(steps, (std::set<long long>{1, 2, 5}));
   EXPECT_EQ(mm, 3u);
+  EXPECT_EQ(trace_files(dir_.path()).size(), 2u);
+}
+
+// A denoising loop: the selected region opens at step 0, the filter selects
+// steps 2 and 3. Collection starts at step 2 inside the open region, as the
+// schedule form (skip_first: 2, active: 2) does, and keeps the loop's own ops
+// between the nested regions.
+TEST_F(TorchProfilerSink, StepsFilterCollectsInsideARegionOpenedBeforeIt) {
+  init(sink_options(dir_, {{"steps", "2,3"}}, "tp_selected,tp_inner"));
+  set_step(0);
+  {
+    RT_REGION("tp_selected");
+    for (int step = 0; step < 6; ++step) {
+      if (step > 0) set_step(step);
+      at::cos(a_);  // the loop's own op
+      RT_REGION("tp_inner");
+      at::mm(a_, a_);
+    }
+  }
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_EQ(cpu_ops(t, "aten::cos").size(), 2u);
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 2u);
+  std::vector<json> outer;
+  std::set<long long> inner_steps;
+  for (const json& s : region_spans(t)) {
+    if (s["name"].get<std::string>().find("tp_inner") != std::string::npos) {
+      inner_steps.insert(s["args"]["step"].get<long long>());
+    } else {
+      outer.push_back(s);
+    }
+  }
+  EXPECT_EQ(inner_steps, (std::set<long long>{2, 3}));
+  ASSERT_EQ(outer.size(), 1u);
+  EXPECT_EQ(outer[0]["args"]["clipped_begin"], true);
+  for (const json& op : cpu_ops(t)) EXPECT_TRUE(within(op, outer[0])) << op.dump();
+  ASSERT_EQ(markers(t, true).size(), 1u);
+  EXPECT_EQ(markers(t, true)[0]["args"]["reason"], "step");
+  EXPECT_EQ(t["regiontrace"]["steps"], json::parse(R"({"first":2,"last":3})"));
 }
 
 TEST_F(TorchProfilerSink, StepOpeningInsideARegionCollectsFromThere) {

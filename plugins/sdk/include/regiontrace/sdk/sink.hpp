@@ -47,6 +47,11 @@ enum Interest : std::uint32_t {
   // when the host stops (with the regions still open). Always timed. For
   // sinks that keep spans (timelines, statistics) rather than act at once.
   kInterestSpans = 1u << 8,
+  // Not an event family: the sink applies its `steps` key itself (from its
+  // SinkContext), so the host delivers the events of every step. For a sink
+  // that must see regions opened before a selected step to switch on inside
+  // them when it starts, as torch_profiler's schedule does.
+  kAppliesStepsItself = 1u << 9,
   kInterestDefault =
       kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots | kInterestTimestamps,
 };

@@ -105,7 +105,9 @@ class Emitter {
     }
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const StepMark& s = steps[i];
-      const std::int64_t end = i + 1 < steps.size() ? steps[i + 1].time_ns : in_.end_ns;
+      // Back-to-back steps 1 ns apart (docs/profiling.md): a viewer adding
+      // ts and dur in doubles must not see one end after the next begins.
+      const std::int64_t end = i + 1 < steps.size() ? steps[i + 1].time_ns - 1 : in_.end_ns;
       const long tid = s.os_tid + kStepTrackOffset;
       if (std::find(tracks.begin(), tracks.end(), tid) == tracks.end()) {
         tracks.push_back(tid);

@@ -3,10 +3,12 @@
 // running). Also what happens to a sink that throws.
 #include <set>
 #include <string>
+#include <vector>
 
 #include "dispatcher.hpp"
 #include "logger.hpp"
 #include "region_registry.hpp"
+#include "suggest.hpp"
 
 namespace regiontrace::detail {
 
@@ -109,6 +111,22 @@ void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
   std::set<std::string> reported;
   std::size_t unnamed = 0;
   std::string unnamed_origin;
+  // A misspelt custom region is only known to be one now: the nearest name
+  // the process has met (regions that ran, selected or not, and the
+  // catalogs') is the likely intent.
+  std::vector<std::string> known;
+  const auto nearest_known = [&](const std::string& name) {
+    if (known.empty()) {
+      for (std::size_t i = 0; i < registry_->size(); ++i) {
+        known.push_back(registry_->entry(static_cast<RegionId>(i)).name);
+      }
+    }
+    std::vector<std::string> others;
+    for (const std::string& k : known) {
+      if (k != name) others.push_back(k);
+    }
+    return did_you_mean(name, others);
+  };
   for (const SinkSlot* slot : table.slots()) {
     for (const std::string& name : slot->regions.awaited()) {
       const auto id = registry_->find(name);
@@ -120,7 +138,8 @@ void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
       }
       log(LogLevel::kWarn, "region `" + name + "` was selected (" + slot->regions.origin() +
                                ") but never entered: no region of that name ran while the "
-                               "sinks were on");
+                               "sinks were on" +
+                               nearest_known(name));
     }
   }
   if (unnamed > 0) {

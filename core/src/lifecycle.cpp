@@ -17,9 +17,11 @@
 #include "dispatcher.hpp"
 #include "logger.hpp"
 #include "output_folders.hpp"
+#include "plugin_search_report.hpp"
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
+#include "suggest.hpp"
 #include "unfinished_runs.hpp"
 
 namespace regiontrace::detail {
@@ -345,6 +347,41 @@ std::vector<std::unique_ptr<SinkSlot>> build_sinks(const EffectiveConfig& cfg,
   return slots;
 }
 
+// A plugin path only says where sinks are: one given with no sink enabled
+// would record nothing without a word.
+void warn_of_plugins_nothing_enables(const EffectiveConfig& cfg) {
+  for (const SinkSettings& s : cfg.sinks) {
+    if (s.enabled) return;
+  }
+  std::vector<std::string> found;
+  std::string first;
+  for (const PluginFile& f : cfg.plugins) {
+    if (f.origin == "built-in sinks" || f.sink_name.empty()) continue;
+    found.push_back("`" + f.sink_name + "` (" + f.path + ", from " + f.origin + ")");
+    if (first.empty()) first = f.sink_name;
+  }
+  if (found.empty()) {
+    // A folder above the plugins (a build folder, a prefix) finds none.
+    if (cfg.plugin_paths.empty()) return;
+    std::string origin = "plugins.paths";
+    for (const EffectiveValue& v : cfg.values) {
+      if (v.key == "plugins.paths" && !v.source.empty()) origin = v.source;
+    }
+    std::vector<std::pair<std::string, std::string>> dirs;
+    for (const std::string& d : cfg.plugin_paths) dirs.emplace_back(d, origin);
+    log(LogLevel::kWarn,
+        "no sink is enabled and the plugin path holds no sink plugin, so nothing "
+        "is recorded; searched: " +
+            describe_plugin_search(dirs));
+    return;
+  }
+  log(LogLevel::kWarn,
+      "no sink is enabled, so nothing is recorded: the plugin path only says "
+      "where sinks are. It has " +
+          join(found, ", ") + ". Enable one with REGIONTRACE_SINKS=" + first + " or `sinks: {" +
+          first + ": {}}` in a profile");
+}
+
 // Hands the built sinks to the dispatcher and turns regions on.
 void go_live(const EffectiveConfig& cfg, const std::set<std::string>& written,
              std::vector<std::unique_ptr<SinkSlot>> slots) {
@@ -401,6 +438,7 @@ void start(const Options& options, bool explicit_init) {
   const std::set<std::string> written = written_folders(cfg, slots);
   folders.remove_unused(written);
   if (slots.empty()) {
+    warn_of_plugins_nothing_enables(cfg);
     g_tensors_wanted.store(false);
     g_state.store(kStateOff);
     return;

@@ -57,6 +57,30 @@ TEST(CheckCommand, InvalidProfileListsEveryErrorAndExitsOne) {
   EXPECT_NE(r.output.find("unknown sink `recordr`"), std::string::npos) << r.output;
 }
 
+// Sink keys are flat: `prometheus: {listen: ...}` is pointed at the key it
+// meant, and a bare prefix at the keys it begins.
+TEST(CheckCommand, NestedKeysArePointedAtTheirFlatName) {
+  if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_region_stats.so")) {
+    GTEST_SKIP() << "the region_stats sink is not built";
+  }
+  TempDir dir;
+  write_file(dir.file("p.yaml"), "sinks:\n  region_stats:\n    prometheus: {listen: \":9400\"}\n");
+  auto r = regiontrace("check p.yaml", dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown key `sinks.region_stats.prometheus` (p.yaml:3) (did you mean "
+                          "`prometheus_listen`? these keys are flat, not nested under "
+                          "`prometheus`)"),
+            std::string::npos)
+      << r.output;
+  write_file(dir.file("p.yaml"), "sinks:\n  region_stats:\n    prometheus: true\n");
+  r = regiontrace("check p.yaml", dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("(did you mean `prometheus_listen` or `prometheus_textfile` or "
+                          "`prometheus_textfile_interval_s` or `prometheus_buckets`?)"),
+            std::string::npos)
+      << r.output;
+}
+
 // Issue 13: `max_trace_mb: nan` was accepted (strtod reads nan and inf).
 TEST(CheckCommand, NonFiniteNumbersAreNotNumbers) {
   if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_torch_profiler.so")) {

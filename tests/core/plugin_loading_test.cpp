@@ -189,6 +189,60 @@ TEST(PluginLoading, UnknownSinkSuggestsTheClosestName) {
   EXPECT_NE(msg.find("did you mean `recorder`?"), std::string::npos) << msg;
 }
 
+// A sink built out of tree and pointed at with the wrong folder: the error
+// lists each folder searched and what is in it, and where the plugin is.
+TEST(PluginLoading, UnknownSinkListsTheFoldersSearchedAndWhatTheyHold) {
+  CleanEnv env;
+  TempDir dir;
+  write_file(dir.file("libline_counter.so"), "a library, not named as a plugin");
+  std::filesystem::create_directories(dir.file("plugins"));
+  write_file(dir.file("plugins/regiontrace_sink_line_counter.so"), "found below");
+  const std::string msg = start_error(with_sink(dir.path(), "line_counter"));
+  EXPECT_NE(msg.find("unknown sink `line_counter`"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("folders searched: " + dir.path() +
+                     " (program): no regiontrace_sink_<name>.so; ignored, not named "
+                     "regiontrace_sink_<name>.so: libline_counter.so; but " +
+                     dir.file("plugins") +
+                     " holds regiontrace_sink_line_counter.so: put that folder in the path"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find(builtin_plugin_dir() + " (built-in sinks): "), std::string::npos) << msg;
+}
+
+// REGIONTRACE_PLUGIN_PATH alone enables nothing: said, with the way to.
+TEST(PluginLoading, APluginPathWithNoSinkEnabledSaysSo) {
+  CleanEnv env;
+  TempDir dir;
+  {
+    ScopedEnv vars(
+        {{"REGIONTRACE_PLUGIN_PATH", test_plugin_dir()}, {"REGIONTRACE_OUTPUT_DIR", dir.path()}});
+    testing::internal::CaptureStderr();
+    init();
+    EXPECT_FALSE(enabled());
+    shutdown();
+    const std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_NE(log.find("no sink is enabled, so nothing is recorded: the plugin path only says "
+                       "where sinks are. It has "),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("`recorder` (" + test_plugin_dir()), std::string::npos) << log;
+    EXPECT_NE(log.find(". Enable one with REGIONTRACE_SINKS="), std::string::npos) << log;
+  }
+  // The folder above the plugins: nothing found there, and where they are.
+  std::filesystem::create_directories(dir.file("plugins"));
+  write_file(dir.file("plugins/regiontrace_sink_mine.so"), "");
+  ScopedEnv vars({{"REGIONTRACE_PLUGIN_PATH", dir.path()}});
+  testing::internal::CaptureStderr();
+  init();
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("no sink is enabled and the plugin path holds no sink plugin"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find(dir.file("plugins") + " holds regiontrace_sink_mine.so"), std::string::npos)
+      << log;
+}
+
 TEST(PluginLoading, PluginPathFromTheEnvironment) {
   CleanEnv env;
   TempDir dir;

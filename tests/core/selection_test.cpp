@@ -139,6 +139,31 @@ TEST(Selection, NeverEnteredIsReportedAtEveryShutdownThatMissedIt) {
   EXPECT_NE(log.find(never), log.rfind(never)) << "once per shutdown: " << log;
 }
 
+// A custom region is only known when it first runs, so a misspelt one is
+// found at shutdown: the warning names the region that ran under the
+// nearest name, and no unrelated one.
+TEST(Selection, NeverEnteredSuggestsTheNearestRegionThatRan) {
+  CleanEnv env;
+  TempDir dir;
+  testing::internal::CaptureStderr();
+  init(recorder_options(dir.file("e.jsonl"),
+                        {{"sinks.recorder.regions", "blokcs.2,teacher_forward"}}));
+  { RT_REGION("blocks.2"); }
+  { RT_REGION("blocks.3"); }
+  shutdown();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const std::size_t typo = log.find("region `blokcs.2` was selected");
+  ASSERT_NE(typo, std::string::npos) << log;
+  const std::string line = log.substr(typo, log.find('\n', typo) - typo);
+  EXPECT_NE(line.find("never entered: no region of that name ran while the sinks were on (did "
+                      "you mean `blocks.2`?)"),
+            std::string::npos)
+      << line;
+  const std::size_t teacher = log.find("region `teacher_forward` was selected");
+  ASSERT_NE(teacher, std::string::npos) << log;
+  EXPECT_EQ(log.find("did you mean", teacher), std::string::npos) << log;
+}
+
 // A profile that lists thousands of regions the program never runs gets
 // five of them by name and one line for the rest, not a line each.
 TEST(Selection, ThousandsNeverEnteredAreCountedNotListed) {

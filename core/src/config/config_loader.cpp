@@ -8,6 +8,7 @@
 #include <set>
 
 #include "../logger.hpp"
+#include "../plugin_search_report.hpp"
 #include "../suggest.hpp"
 #include "config_sources.hpp"
 #include "value_normalizer.hpp"
@@ -103,6 +104,29 @@ class Validator {
     return out;
   }
 
+  // A near spelling first; else `prometheus: {listen: x}` written for the
+  // flat `prometheus_listen: x`, or a prefix of several keys.
+  std::string suggestion(const std::string& path, const std::string& key,
+                         const std::vector<std::string>& names) const {
+    if (std::string near = did_you_mean(key, names); !near.empty()) return near;
+    const auto valid = [&](const std::string& n) {
+      return std::find(names.begin(), names.end(), n) != names.end();
+    };
+    std::vector<std::string> flat;
+    for (const std::string& sub : tree_.keys(path)) {
+      if (valid(key + "_" + sub)) flat.push_back("`" + key + "_" + sub + "`");
+    }
+    if (!flat.empty()) {
+      return " (did you mean " + join(flat, ", ") + "? these keys are flat, not nested under `" +
+             key + "`)";
+    }
+    std::vector<std::string> prefixed;
+    for (const std::string& n : names) {
+      if (n.rfind(key + "_", 0) == 0) prefixed.push_back("`" + n + "`");
+    }
+    return prefixed.empty() ? "" : " (did you mean " + join(prefixed, " or ") + "?)";
+  }
+
   // Validates the keys of one map node against `schema`, records every value
   // (given or default) in out_.values, and returns the canonical items.
   std::map<std::string, std::vector<std::string>> section(const std::string& prefix,
@@ -116,7 +140,7 @@ class Validator {
         std::vector<std::string> names = spec_names(schema);
         names.insert(names.end(), skip.begin(), skip.end());
         errors_.push_back("unknown key `" + path + "` (" + tree_.source(path) + ")" +
-                          did_you_mean(key, names) + "; valid keys here: " + join(names, ", "));
+                          suggestion(path, key, names) + "; valid keys here: " + join(names, ", "));
       }
     }
     for (const KeySpec& spec : schema) {
@@ -268,7 +292,9 @@ const SinkSchema& common_sink_schema() {
       KeySpec::boolean("enabled", true, "run this sink"),
       KeySpec::list("regions", "", "regions this sink sees (default: the top-level `regions`)")
           .no_default(),
-      KeySpec::int_list("steps", "", "steps this sink sees, e.g. [2, 3] or 10-19; empty = all"),
+      KeySpec::int_list("steps", "",
+                        "steps this sink sees, e.g. [2, 3] or 10-19 (docs/profiling.md, What a "
+                        "step is); empty = all"),
       KeySpec::int_list("ranks", "",
                         "ranks this sink runs on, e.g. [0, 3] or \"0-7:2\" (default: the "
                         "top-level `ranks`); empty = all"),
@@ -321,9 +347,9 @@ void add_sink_settings(const std::string& name, const ConfigTree& tree, Validato
       errors.push_back("unknown sink `" + name + "` (" + sink_origin(tree, prefix) + ")" +
                        did_you_mean(name, available) + "; available sinks: " +
                        (available.empty() ? std::string("none found") : join(available, ", ")) +
-                       " (plugin folders: REGIONTRACE_PLUGIN_PATH, plugins.paths and the "
-                       "built-in folder " +
-                       PluginLoader::builtin_dir() + ")");
+                       "; folders searched: " + describe_plugin_search(plugin_search_path(tree)) +
+                       " (a sink's plugin is regiontrace_sink_<name>.so, found in a folder of "
+                       "REGIONTRACE_PLUGIN_PATH or plugins.paths)");
     }
     return;
   }

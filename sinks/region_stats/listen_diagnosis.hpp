@@ -13,4 +13,9 @@ namespace regiontrace::region_stats {
 // A sentence for the error message, starting lower-case.
 std::string diagnose_listen_failure(const ListenAddress& address);
 
+// A port of `address`'s host that is free now (the system's choice), or 0.
+// The error suggests it rather than a fixed example that may be the very
+// port in use.
+int free_port_on(const ListenAddress& address);
+
 }  // namespace regiontrace::region_stats

@@ -46,8 +46,8 @@ KeySpec textfile_interval_key() {
 
 ListenAddress parse_listen_address(const std::string& value) {
   const std::string valid =
-      "; valid: host:port with a port in 1-65535, e.g. 127.0.0.1:9464 (a bare port binds "
-      "127.0.0.1 only; 0.0.0.0:9464 serves every interface)";
+      "; valid: host:port with a port in 0-65535, e.g. 127.0.0.1:9464 (a bare port binds "
+      "127.0.0.1 only; 0.0.0.0:9464 serves every interface; port 0 takes a free one, logged)";
   ListenAddress a;
   const auto colon = value.rfind(':');
   std::string port_text = value;
@@ -64,9 +64,9 @@ ListenAddress parse_listen_address(const std::string& value) {
   char* end = nullptr;
   errno = 0;
   const long port = port_text.empty() ? -1 : std::strtol(port_text.c_str(), &end, 10);
-  if (port_text.empty() || errno != 0 || end == nullptr || *end != '\0' || port < 1 ||
+  if (port_text.empty() || errno != 0 || end == nullptr || *end != '\0' || port < 0 ||
       port > 65535) {
-    throw std::invalid_argument("`" + value + "` has no port in 1-65535" + valid);
+    throw std::invalid_argument("`" + value + "` has no port in 0-65535" + valid);
   }
   a.port = static_cast<int>(port);
   return a;
@@ -107,7 +107,8 @@ SinkSchema RegionStatsSettings::schema() {
           .range(0, 1000000),
       KeySpec::string("prometheus_listen", "",
                       "serve live metrics on this host:port (`127.0.0.1:9464`; a bare port "
-                      "binds loopback only); empty: no endpoint")
+                      "binds loopback only; port 0 takes a free port and logs it); empty: no "
+                      "endpoint")
           .checked_by(listen_problem),
       KeySpec::path("prometheus_textfile", "",
                     "write the same metrics to this file for node_exporter's textfile "

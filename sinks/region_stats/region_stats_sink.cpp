@@ -43,13 +43,26 @@ RegionStatsSink::RegionStatsSink(const SinkContext& ctx)
           std::vector<std::string>{"listening_ports", settings_.prometheus_listen, "num_threads",
                                    "16", "request_timeout_ms", "2000", "enable_keep_alive", "no"});
     } catch (const std::exception&) {
+      const ListenAddress address = parse_listen_address(settings_.prometheus_listen);
+      const int free = free_port_on(address);
+      const std::string instead =
+          free != 0 ? address.host + ":" + std::to_string(free) + " (free now)" : "another port";
       throw std::invalid_argument(
           "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen +
-          "`: " + diagnose_listen_failure(parse_listen_address(settings_.prometheus_listen)) +
-          "; give a free host:port such as 127.0.0.1:9464, or leave prometheus_listen empty");
+          "`: " + diagnose_listen_failure(address) + "; give " + instead + ", or " + address.host +
+          ":0 to take a free port (the one taken is logged), or leave "
+          "prometheus_listen empty");
     }
     exposer_->RegisterCollectable(collectable_);
-    ctx_.info("serving Prometheus metrics on http://" + settings_.prometheus_listen + "/metrics");
+    // Port 0: the system chose; say which, since scrapers need it.
+    ListenAddress served = parse_listen_address(settings_.prometheus_listen);
+    if (const std::vector<int> ports = exposer_->GetListeningPorts(); !ports.empty()) {
+      served.port = ports.front();
+    }
+    ctx_.info("serving Prometheus metrics on http://" + served.text() + "/metrics" +
+              (served.text() == settings_.prometheus_listen
+                   ? std::string()
+                   : " (prometheus_listen `" + settings_.prometheus_listen + "`: a free port)"));
   }
   if (!settings_.prometheus_textfile.empty()) {
     try {

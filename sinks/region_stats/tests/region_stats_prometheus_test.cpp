@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -176,7 +177,7 @@ TEST(RegionStatsPrometheus, AMalformedListenAddressStopsStartUpNamingKeyAndValue
     const std::string what = e.what();
     EXPECT_NE(what.find("prometheus_listen"), std::string::npos) << what;
     EXPECT_NE(what.find("127.0.0.1:99999"), std::string::npos) << what;
-    EXPECT_NE(what.find("1-65535"), std::string::npos) << what;
+    EXPECT_NE(what.find("0-65535"), std::string::npos) << what;
   }
   shutdown();
   // `regiontrace check` refuses it the same way, before any run.
@@ -218,9 +219,44 @@ TEST(RegionStatsPrometheus, AnAddressInUseStopsStartUpNamingKeyAndValue) {
     EXPECT_NE(what.find("port " + std::to_string(ntohs(a.sin_port)) + " is in use"),
               std::string::npos)
         << what;
+    // The suggestion is a port free now, never the one in use.
+    const std::string give = "; give 127.0.0.1:";
+    const std::size_t at = what.find(give);
+    ASSERT_NE(at, std::string::npos) << what;
+    const int suggested = std::atoi(what.c_str() + at + give.size());
+    EXPECT_GT(suggested, 0) << what;
+    EXPECT_NE(suggested, ntohs(a.sin_port)) << what;
+    EXPECT_NE(what.find(" (free now), or 127.0.0.1:0 to take a free port (the one taken is "
+                        "logged)"),
+              std::string::npos)
+        << what;
   }
   shutdown();
   ::close(fd);
+}
+
+// Port 0: the system picks a free port, the log says which, and it serves.
+TEST(RegionStatsPrometheus, PortZeroTakesAFreePortAndSaysWhich) {
+  CleanEnv env;
+  TempDir dir;
+  Options o = stats_options(dir.path(), {{"prometheus_listen", "127.0.0.1:0"}});
+  o.set("log_level", "info");
+  testing::internal::CaptureStderr();
+  init(o);
+  { RT_REGION("scraped"); }
+  const std::string log = testing::internal::GetCapturedStderr();
+  const std::string serving = "serving Prometheus metrics on http://127.0.0.1:";
+  const std::size_t at = log.find(serving);
+  ASSERT_NE(at, std::string::npos) << log;
+  const int port = std::atoi(log.c_str() + at + serving.size());
+  ASSERT_GT(port, 0) << log;
+  EXPECT_NE(log.find("/metrics (prometheus_listen `127.0.0.1:0`: a free port)"), std::string::npos)
+      << log;
+  const std::optional<HttpResponse> r = http_get(port, "/metrics");
+  ASSERT_TRUE(r.has_value()) << "nothing listens on the port logged: " << port;
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("region=\"scraped\""), std::string::npos) << r->body;
+  shutdown();
 }
 
 // A free port on IPv6 loopback: served where the HTTP server speaks IPv6,

@@ -11,7 +11,12 @@ Installs the build into a temporary prefix, then:
   - docs/cli.md has a section, with its exit codes, for every command that
     `regiontrace --help` lists, and README's command list names them all;
   - docs/writing-a-sink.md names every field of every event struct and every
-    Sink callback that the SDK headers declare.
+    Sink callback that the SDK headers declare;
+  - defaults the docs state are the program's: key tables under a
+    `(`sinks.<name>.*`)` heading against `regiontrace schema --markdown`
+    (and the regex engine a row names against the schema's), `regiontrace
+    diff`'s tolerances against `regiontrace diff --help`, and a profile's
+    statistics list against the profile.
 
 Conventions for C++ blocks (see tests/docs/README.md):
   - A block with an #include, a top-level definition or REGIONTRACE_SINK_PLUGIN
@@ -270,6 +275,179 @@ def check_sink_docs(source_dir, errors):
             errors.append(f"docs/writing-a-sink.md: the Callbacks section does not list `{method}`")
 
 
+DTYPE_ALIASES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16",
+                 "bfloat16": "bfloat16", "fp16": "float16", "float16": "float16",
+                 "fp64": "float64", "float64": "float64"}
+DTYPE_WORD = re.compile(r"\b(%s)\b" % "|".join(DTYPE_ALIASES))
+TOL_NUMBER = re.compile(r"\b(rtol|atol)\b[ =`]*(\d[\d.]*(?:e-?\d+)?)")
+REGEX_ENGINES = ("RE2", "ECMAScript", "std::regex", "POSIX", "PCRE")
+
+
+def prose(text):
+    """Paragraphs outside code fences, each joined into one line."""
+    out, para, in_fence = [], [], False
+    for n, line in enumerate(text.split("\n"), 1):
+        if re.match(r"^\s*```", line):
+            in_fence = not in_fence
+        elif not in_fence and line.strip() and not line.lstrip().startswith("|"):
+            para.append((n, line.strip()))
+            continue
+        if para:
+            out.append((para[0][0], " ".join(l for _, l in para)))
+            para = []
+    if para:
+        out.append((para[0][0], " ".join(l for _, l in para)))
+    return out
+
+
+def sentences(paragraph):
+    return re.split(r"(?<=[.;])\s+(?=[A-Z`(*-])", paragraph)
+
+
+def diff_tolerances(cli):
+    """{dtype: (rtol, atol)} and the dtype of records without one, as
+    `regiontrace diff --help` prints them from the comparison's table."""
+    r = subprocess.run([cli, "diff", "--help"], capture_output=True, text=True)
+    text = " ".join(r.stdout.split())
+    table, default = {}, None
+    for name, note, rtol, atol in re.findall(
+            r"\b(float\d+|bfloat16)( \([^)]*\))? rtol=(\S+) atol=([^;\s]+)", text):
+        table[name] = (float(rtol), float(atol))
+        if "without dtype" in note:
+            default = name
+    return table, default
+
+
+def check_tolerance_claims(rel, text, table, default, errors):
+    """Sentences about diff's default tolerances: each rtol/atol number belongs
+    to the nearest dtype named before it (else to the no-dtype default) and
+    must be the program's; a dtype named without numbers must be that default."""
+    for line, para in prose(text):
+        for sent in sentences(para):
+            if not re.search(r"\bdefault", sent, re.I) or \
+                    not re.search(r"toleranc|\brtol\b|\batol\b", sent, re.I):
+                continue
+            dtypes = [(m.start(), DTYPE_ALIASES[m.group(1)]) for m in DTYPE_WORD.finditer(sent)]
+            numbers = list(TOL_NUMBER.finditer(sent))
+            for m in numbers:
+                before = [d for pos, d in dtypes if pos < m.start()]
+                dtype = before[-1] if before else default
+                if dtype not in table:
+                    continue
+                want = table[dtype][0 if m.group(1) == "rtol" else 1]
+                if abs(float(m.group(2)) - want) > 1e-12 * max(1.0, want):
+                    errors.append(f"{rel}:{line}: says {dtype}'s default {m.group(1)} is "
+                                  f"{m.group(2)}; `regiontrace diff --help` says {want:g}")
+            if not numbers:
+                for _, dtype in dtypes:
+                    if dtype != default:
+                        errors.append(
+                            f"{rel}:{line}: ties diff's default tolerances to {dtype}, but they "
+                            f"follow each record's dtype ({default}'s without one); state them "
+                            f"as `{dtype} rtol=X atol=Y` (see `regiontrace diff --help`)")
+                        break
+    for row in re.findall(r"^\s*\|(.+)\|\s*$", text, re.M):
+        cells = [c.strip() for c in row.split("|")]
+        if len(cells) < 3 or not re.match(r"^[\d.e-]+$", cells[1]) or \
+                not re.match(r"^[\d.e-]+$", cells[2]):
+            continue
+        for word in DTYPE_WORD.findall(cells[0])[:1]:
+            dtype = DTYPE_ALIASES[word]
+            if dtype in table and (abs(float(cells[1]) - table[dtype][0]) > 1e-12 or
+                                   abs(float(cells[2]) - table[dtype][1]) > 1e-12):
+                errors.append(f"{rel}: the tolerance row `{row.strip()}` is not "
+                              f"`regiontrace diff --help`'s {dtype}: {table[dtype]}")
+
+
+def schema_keys(cli, source_dir):
+    """{key: (default cell, description)} from `regiontrace schema --markdown`;
+    for sinks this build lacks (activation_trace without libtorch), from
+    docs/configuration.md, that command's output as a test keeps it."""
+    r = subprocess.run([cli, "schema", "--markdown"], capture_output=True, text=True)
+    generated = open(os.path.join(source_dir, "docs", "configuration.md")).read()
+    keys = {}
+    for row in re.findall(r"^\| `([^`]+)` \|(.*)\|\s*$", generated + "\n" + r.stdout, re.M):
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row[1])]
+        if len(cells) >= 4:
+            keys[row[0]] = (cells[1].replace("\\|", "|"), cells[3].replace("\\|", "|"))
+    return keys
+
+
+def check_key_tables(rel, text, keys, errors):
+    """Tables of `| key | default | ... |` under a heading naming `sinks.x.*`."""
+    for m in re.finditer(r"^#+ .*`(sinks\.\w+)\.\*`.*$", text, re.M):
+        body = section(text, r"^%s$" % re.escape(m.group(0))) or ""
+        header = re.search(r"^\|\s*key\s*\|\s*default\s*\|.*$", body, re.M)
+        if not header:
+            continue
+        line0 = text.count("\n", 0, m.start()) + 1
+        for row in re.findall(r"^\| `(\w+)` \|(.*)\|\s*$", body[header.end():], re.M):
+            key = f"{m.group(1)}.{row[0]}"
+            if key not in keys:
+                continue
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", row[1])]
+            stated, meaning = cells[0].replace("\\|", "|"), " ".join(cells[1:])
+            default, description = keys[key]
+            want = "" if default == "(empty)" else default.strip("`")
+            values = re.findall(r"`([^`]*)`", stated)
+            if values:
+                got = ", ".join(values)
+                said_default = re.search(r"Default: (\S+)", description)
+                if got.replace(", ", ",") != want.replace(", ", ",") and \
+                        not (said_default and said_default.group(1) == got):
+                    errors.append(f"{rel}:{line0}: `{key}` defaults to `{got}` here, "
+                                  f"`regiontrace schema` says `{want}`")
+            elif stated.lower().startswith("empty") and want:
+                errors.append(f"{rel}:{line0}: `{key}` defaults to empty here, "
+                              f"`regiontrace schema` says `{want}`")
+            engines = [e for e in REGEX_ENGINES if e in description]
+            for e in REGEX_ENGINES:
+                if engines and e in meaning and e not in engines:
+                    errors.append(f"{rel}:{line0}: `{key}` is described as {e} here; "
+                                  f"`regiontrace schema` says {engines[0]}")
+
+
+def check_profile_stats(rel, text, source_dir, errors):
+    """A sentence naming a profile and a backticked list of statistics states
+    what that profile writes: it must be the profile's `stats`."""
+    for line, para in prose(text):
+        for sent in sentences(para):
+            profile = re.search(r"`?\b(\w+)\.yaml`?", sent)
+            lists = [l for l in re.findall(r"`([a-z_]+(?:, [a-z_]+){2,})`", sent)]
+            if not profile or not lists:
+                continue
+            path = os.path.join(source_dir, "config", "profiles", profile.group(1) + ".yaml")
+            if not os.path.isfile(path):
+                continue
+            m = re.search(r"^\s*stats:\s*\[([^\]]*)\]", open(path).read(), re.M)
+            if not m:
+                continue
+            want = [w.strip() for w in m.group(1).split(",")]
+            for l in lists:
+                if [w.strip() for w in l.split(",")] != want:
+                    errors.append(f"{rel}:{line}: says {profile.group(1)}.yaml writes `{l}`; "
+                                  f"it writes `{', '.join(want)}`")
+
+
+def check_stated_defaults(source_dir, prefix, docs, errors):
+    cli = os.path.join(prefix, "bin", "regiontrace")
+    if not os.path.exists(cli):
+        print("skipped the stated defaults: no regiontrace command line installed")
+        return
+    table, default = diff_tolerances(cli)
+    if not table or not default:
+        errors.append("`regiontrace diff --help` lists no default tolerances")
+        return
+    keys = schema_keys(cli, source_dir)
+    if not keys:
+        errors.append("`regiontrace schema --markdown` lists no keys")
+    for rel in docs:
+        text = open(os.path.join(source_dir, rel)).read()
+        check_tolerance_claims(rel, text, table, default, errors)
+        check_key_tables(rel, text, keys, errors)
+        check_profile_stats(rel, text, source_dir, errors)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source-dir", required=True)
@@ -311,6 +489,7 @@ def main():
         compile_cpp(cpp, compile_dir, args, prefix, errors)
         check_cli_docs(args.source_dir, prefix, errors)
         check_sink_docs(args.source_dir, errors)
+        check_stated_defaults(args.source_dir, prefix, docs, errors)
         print(f"checked {len(docs)} files: {counts['shell']} shell blocks, {counts['cpp']} C++ blocks")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -165,11 +165,15 @@ std::optional<DtypeTolerance> tolerance_for_dtype(std::string_view dtype) {
     const char* names[4];
     DtypeTolerance tolerance;
   };
+  // noise: the unit roundoff where storing the output rounds more than the
+  // arithmetic before it (16-bit floats, which accumulate in fp32); for fp32
+  // and fp64 the arithmetic's reordered rounding, half their rtol.
   static const Entry kTable[] = {
-      {{"float32", "fp32", "float", "f32"}, {"float32", {1e-5, 1e-6}}},
-      {{"bfloat16", "bf16", nullptr, nullptr}, {"bfloat16", {1.6e-2, 1e-5}}},
-      {{"float16", "fp16", "half", "f16"}, {"float16", {1e-3, 1e-5}}},
-      {{"float64", "fp64", "double", "f64"}, {"float64", {1e-7, 1e-7}}},
+      {{"float32", "fp32", "float", "f32"}, {"float32", "fp32", {1e-5, 1e-6}, 5e-6}},
+      {{"bfloat16", "bf16", nullptr, nullptr},
+       {"bfloat16", "bf16", {1.6e-2, 1e-5}, std::ldexp(1.0, -8)}},
+      {{"float16", "fp16", "half", "f16"}, {"float16", "fp16", {1e-3, 1e-5}, std::ldexp(1.0, -11)}},
+      {{"float64", "fp64", "double", "f64"}, {"float64", "fp64", {1e-7, 1e-7}, 5e-8}},
   };
   for (const auto& e : kTable) {
     for (const char* name : e.names) {
@@ -179,13 +183,18 @@ std::optional<DtypeTolerance> tolerance_for_dtype(std::string_view dtype) {
   // Integer and bool tensors: statistics are sums of exact values in double.
   static const char* const kIntegers[] = {"int8", "int16", "int32", "int64", "uint8", "bool"};
   for (const char* name : kIntegers) {
-    if (dtype == name) return DtypeTolerance{name, {1e-7, 1e-7}};
+    if (dtype == name) return DtypeTolerance{name, name, {1e-7, 1e-7}};
   }
   return std::nullopt;
 }
 
 DtypeTolerance default_dtype_tolerance() {
   return *tolerance_for_dtype("float32");
+}
+
+const char* noise_verdict(double ratio) {
+  if (!(ratio > 1)) return "below resolution";
+  return ratio <= kNoiseTolerance ? "within noise" : "above noise";
 }
 
 namespace {
@@ -197,6 +206,15 @@ struct OrderKey {
   bool operator<(const OrderKey& o) const {
     return step != o.step ? step < o.step : position < o.position;
   }
+};
+
+// How a record pair is compared: its tolerance and, when the two float dtypes
+// differ, the noise of the lower precision.
+struct PairRule {
+  Tolerance tolerance;
+  double extreme_rtol = 0;
+  double noise = 0;                   // 0: the dtypes do not differ
+  const char* noise_dtype = nullptr;  // a string literal of the dtype table
 };
 
 // What a record says about its tensor's size and magnitude.
@@ -216,6 +234,7 @@ class Comparer {
         selected_(names.size(), options.stats.empty()),
         exact_(names.size(), false),
         scaled_(names.size(), false),
+        extreme_(names.size(), false),
         totals_(names.size()) {
     std::vector<bool> present(names.size(), false);
     for (const auto* t : {&a, &b}) {
@@ -244,6 +263,10 @@ class Comparer {
       const auto id = names.find(stat);
       if (id != NamePool::kMissing) scaled_[id] = true;
     }
+    for (const char* stat : kExtremeStats) {
+      const auto id = names.find(stat);
+      if (id != NamePool::kMissing) extreme_[id] = true;
+    }
     for (std::uint32_t id = 0; id < names.size(); ++id) {
       totals_[id].name = id;
       totals_[id].exact = exact_[id];
@@ -258,6 +281,7 @@ class Comparer {
     numel_ = names.find("numel");
     shape_ = names.find("shape");
     dtype_ = names.find("dtype");
+    hash_ = names.find("hash");
   }
 
   DiffResult run() {
@@ -339,7 +363,7 @@ class Comparer {
     const auto& ra = a_.records[ia];
     const auto& rb = b_.records[ib];
     record_diffs_.clear();
-    const Tolerance tolerance = tolerance_for(ra, rb);
+    const PairRule rule = rule_for(ra, rb);
     const TensorScale scale = pair_scale(ra, rb);
     for (std::uint32_t sa = ra.first_stat; sa < ra.first_stat + ra.stat_count; ++sa) {
       const StatValue& va = a_.stats[sa];
@@ -349,7 +373,11 @@ class Comparer {
         ++totals_[va.name].only_in_a;
         continue;
       }
-      compare_values(ia, ib, sa, sb, tolerance, scale);
+      if (rule.noise > 0 && (va.name == dtype_ || va.name == hash_)) {
+        ++totals_[va.name].dtype_metadata;
+        continue;
+      }
+      compare_values(ia, ib, sa, sb, rule, scale);
     }
     for (std::uint32_t sb = rb.first_stat; sb < rb.first_stat + rb.stat_count; ++sb) {
       const auto name = b_.stats[sb].name;
@@ -460,18 +488,33 @@ class Comparer {
     return {larger(sa.abs_mean, sb.abs_mean), larger(sa.numel, sb.numel)};
   }
 
-  // The tolerance of a record pair: --dtype's, else the looser of the two
+  // The tolerance of a record pair: --dtype's, else the noise of the lower
+  // precision when the two float dtypes differ, else the looser of the two
   // records' dtypes, else fp32's; --rtol / --atol replace either part.
-  Tolerance tolerance_for(const ActivationRecord& ra, const ActivationRecord& rb) {
+  PairRule rule_for(const ActivationRecord& ra, const ActivationRecord& rb) {
     std::string label;
     Tolerance tol;
+    PairRule rule;
+    const auto da = record_dtype(ra, a_);
+    const auto db = record_dtype(rb, b_);
+    const bool mixed =
+        da && db && da->noise > 0 && db->noise > 0 && std::string_view(da->name) != db->name;
+    if (mixed) {
+      const auto& low = count_mismatch(*da, *db);
+      rule.noise = low.noise;
+      rule.noise_dtype = low.short_name;
+    }
+    double extreme_rtol = -1;
     if (forced_) {
       label = forced_->name;
       tol = forced_->tolerance;
     } else {
-      const auto da = record_dtype(ra, a_);
-      const auto db = record_dtype(rb, b_);
-      if (!da && !db) {
+      if (mixed) {
+        const double noise = rule.noise;
+        label = std::string(da->name) + " vs " + db->name;
+        tol = {kNoiseTolerance * noise, std::max(da->tolerance.atol, db->tolerance.atol)};
+        extreme_rtol = 2 * kNoiseTolerance * noise;
+      } else if (!da && !db) {
         const auto fallback = default_dtype_tolerance();
         label = std::string(fallback.name) + " (no dtype in the records)";
         tol = fallback.tolerance;
@@ -485,16 +528,37 @@ class Comparer {
         tol = d.tolerance;
       }
     }
+    if (extreme_rtol < 0 || options_.rtol) extreme_rtol = options_.rtol.value_or(tol.rtol);
     if (options_.rtol) tol.rtol = *options_.rtol;
     if (options_.atol) tol.atol = *options_.atol;
     auto it = std::find_if(tolerance_uses_.begin(), tolerance_uses_.end(),
                            [&](const ToleranceUse& u) { return u.dtype == label; });
     if (it == tolerance_uses_.end()) {
-      tolerance_uses_.push_back({label, tol, 0});
+      tolerance_uses_.push_back({label, tol, extreme_rtol, 0});
       it = tolerance_uses_.end() - 1;
     }
     ++it->records;
-    return tol;
+    rule.tolerance = tol;
+    rule.extreme_rtol = extreme_rtol;
+    return rule;
+  }
+
+  // Counts a pair of differing float dtypes; returns the lower precision.
+  static const DtypeTolerance& lower(const DtypeTolerance& da, const DtypeTolerance& db) {
+    return da.noise >= db.noise ? da : db;
+  }
+  const DtypeTolerance& count_mismatch(const DtypeTolerance& da, const DtypeTolerance& db) {
+    auto& list = result_.dtype_mismatches;
+    auto it = std::find_if(list.begin(), list.end(), [&](const DtypeMismatch& m) {
+      return m.a == da.name && m.b == db.name;
+    });
+    if (it == list.end()) {
+      const auto& low = lower(da, db);
+      list.push_back({da.name, db.name, low.short_name, low.noise, 0});
+      it = list.end() - 1;
+    }
+    ++it->records;
+    return lower(da, db);
   }
 
   std::optional<DtypeTolerance> record_dtype(const ActivationRecord& r,
@@ -505,7 +569,7 @@ class Comparer {
   }
 
   void compare_values(std::uint32_t ia, std::uint32_t ib, std::uint32_t sa, std::uint32_t sb,
-                      const Tolerance& tolerance, const TensorScale& scale) {
+                      const PairRule& rule, const TensorScale& scale) {
     const StatValue& va = a_.stats[sa];
     const StatValue& vb = b_.stats[sb];
     StatTotals& totals = totals_[va.name];
@@ -521,7 +585,7 @@ class Comparer {
     if (va.kind != vb.kind) {
       same = false;
     } else if (va.kind == StatKind::kNumber) {
-      same = compare_numbers(va.number, vb.number, va.name, tolerance, scale, diff);
+      same = compare_numbers(va.number, vb.number, va.name, rule, scale, diff);
       if (!std::isnan(diff.rel_error)) {
         totals.max_rel_error = std::max(totals.max_rel_error, diff.rel_error);
       }
@@ -540,10 +604,10 @@ class Comparer {
     remember_worst(diff);
   }
 
-  bool compare_numbers(double x, double y, std::uint32_t stat, const Tolerance& tol,
+  bool compare_numbers(double x, double y, std::uint32_t stat, const PairRule& rule,
                        const TensorScale& scale, ValueDiff& diff) {
     double magnitude = std::max(std::fabs(x), std::fabs(y));
-    double atol = tol.atol;
+    double atol = rule.tolerance.atol;
     if (scaled_[stat] && !exact_[stat]) {
       const bool is_sum = stat == sum_;
       if (!std::isnan(scale.abs_mean) && (!is_sum || !std::isnan(scale.numel))) {
@@ -568,7 +632,20 @@ class Comparer {
     }
     diff.rel_error = magnitude > 0 ? diff.abs_error / magnitude : kInfinity;
     if (exact_[stat]) return false;
-    return diff.abs_error <= atol + tol.rtol * magnitude;
+    if (rule.noise > 0) note_noise(rule, stat, atol, diff);
+    const double rtol = extreme_[stat] ? rule.extreme_rtol : rule.tolerance.rtol;
+    return diff.abs_error <= atol + rtol * magnitude;
+  }
+
+  // A number compared across dtypes: its rel_error in units of the lower
+  // precision's noise. Values within atol (near zero) say nothing of it.
+  void note_noise(const PairRule& rule, std::uint32_t stat, double atol, ValueDiff& diff) {
+    if (!std::isfinite(diff.rel_error)) return;
+    diff.noise_ratio = diff.rel_error / (rule.noise * (extreme_[stat] ? 2 : 1));
+    diff.noise_dtype = rule.noise_dtype;
+    if (diff.abs_error <= atol) return;
+    auto& largest = result_.largest_noise;
+    if (!largest || diff.noise_ratio > largest->noise_ratio) largest = diff;
   }
 
   // Keeps the `top` worst values in a heap whose front is the least bad kept.
@@ -634,11 +711,12 @@ class Comparer {
   std::vector<bool> selected_;
   std::vector<bool> exact_;
   std::vector<bool> scaled_;
+  std::vector<bool> extreme_;
   std::vector<bool> used_;
   std::vector<StatTotals> totals_;
   std::optional<DtypeTolerance> forced_;
   std::vector<ToleranceUse> tolerance_uses_;
-  std::uint32_t sum_, mean_, abs_mean_, rms_, l2_, numel_, shape_, dtype_;
+  std::uint32_t sum_, mean_, abs_mean_, rms_, l2_, numel_, shape_, dtype_, hash_;
   std::vector<ValueDiff> record_diffs_;
   std::vector<ValueDiff> worst_;
   std::vector<std::pair<OrderKey, DivergentRecord>> earliest_;

@@ -4,11 +4,13 @@
 // Records are aligned by (module, tensor, step, occurrence), so file order and
 // number formatting do not matter. Every statistic present in both records is
 // compared; numbers with a tolerance, the exact statistics (kExactStats) and
-// all non-numeric values (strings, arrays) for identity.
+// all non-numeric values (strings, arrays) for identity; dtype and hash not
+// where the two float dtypes differ (DtypeMismatch).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,8 +34,12 @@ struct Tolerance {
 // looser for fp32 (see tolerance_for_dtype). `dtype` is as the sink writes it
 // ("torch.bfloat16") or short ("bf16", "bfloat16"); nullopt when unknown.
 struct DtypeTolerance {
-  const char* name;  // canonical: "float32"
+  const char* name;        // canonical: "float32"
+  const char* short_name;  // "fp32", for "below bf16 resolution"
   Tolerance tolerance;
+  // The relative rounding noise a port's statistics carry in this dtype; 0
+  // for integers and bool. See kNoiseTolerance.
+  double noise = 0;
 };
 std::optional<DtypeTolerance> tolerance_for_dtype(std::string_view dtype);
 // Records without a dtype: fp32, the dtype of most references.
@@ -51,6 +57,31 @@ inline const char* const kScaledStats[] = {"sum", "mean"};
 // counts where one more NaN or Inf is a real difference.
 inline const char* const kExactStats[] = {"shape", "dtype",     "device",   "hash",
                                           "numel", "nan_count", "inf_count"};
+
+// Record pairs whose dtypes are two different float types (an fp32 reference,
+// a bf16 port): their dtype and hash differ by construction, so they are
+// metadata there, not compared; every other value is judged against the
+// noise of the lower precision and diverges beyond kNoiseTolerance times it.
+// One rule for fp32 against bf16 that bf16's own tolerance (4 unit roundoffs,
+// for two sides that both round) cannot give: a 1% bug is 2.5 bf16 noises,
+// rounding stays below one. Only one side rounds, in its storage: measured on
+// the parity example's stack, averages (abs_mean, std, sum) moved 0.2x bf16's
+// unit roundoff, extremes (kExtremeStats) 2.2x, hence their doubled noise.
+inline constexpr double kNoiseTolerance = 2;
+inline const char* const kExtremeStats[] = {"min", "max", "absmax"};
+
+struct DtypeMismatch {
+  std::string a;  // canonical dtype names
+  std::string b;
+  std::string noise_dtype;  // the lower precision, short: "bf16"
+  double noise = 0;         // its DtypeTolerance::noise
+  std::uint64_t records = 0;
+};
+
+// What a ratio to the noise says about a difference; `ratio` is a
+// ValueDiff::noise_ratio. "below resolution" (<= 1): rounding could make it;
+// "within noise" (<= kNoiseTolerance); else "above noise".
+const char* noise_verdict(double ratio);
 
 // Module renaming before records are aligned (--strip-prefix, --map).
 struct NameRules {
@@ -84,6 +115,10 @@ struct ValueDiff {
   // max(|a|,|b|), or the tensor's scale for kScaledStats; NaN when not numbers.
   double scale = 0;
   bool tensor_scale = false;  // scale is abs_mean (* numel), not the values'
+  // rel_error over the noise of the pair's lower precision (doubled for
+  // kExtremeStats); NaN unless the two records' float dtypes differ.
+  double noise_ratio = std::numeric_limits<double>::quiet_NaN();
+  const char* noise_dtype = nullptr;  // short name of that precision
 };
 
 // A record pair with at least one divergent statistic.
@@ -106,6 +141,7 @@ struct NameSuggestion {
 struct ToleranceUse {
   std::string dtype;  // canonical; "float32 (no dtype in the records)" for the default
   Tolerance tolerance;
+  double extreme_rtol = 0;  // rtol of kExtremeStats: tolerance.rtol unless the dtypes differ
   std::uint64_t records = 0;
 };
 
@@ -119,7 +155,8 @@ struct StatTotals {
   std::uint64_t failed_both = 0;  // "<error: ...>" on both sides: nothing to compare
   // Over every compared value, not only the divergent ones: how close the run came.
   double max_rel_error = 0;
-  std::uint64_t own_scale = 0;  // kScaledStats compared on their own value (no scale known)
+  std::uint64_t own_scale = 0;       // kScaledStats compared on their own value (no scale known)
+  std::uint64_t dtype_metadata = 0;  // not compared: the records' float dtypes differ
 };
 
 struct DiffResult {
@@ -139,6 +176,10 @@ struct DiffResult {
   bool names_mismatch = false;
   std::vector<NameSuggestion> closest_names;  // at most options.top
   std::vector<ToleranceUse> tolerances;
+  std::vector<DtypeMismatch> dtype_mismatches;
+  // Of the values compared across dtypes beyond atol, the one with the largest
+  // noise_ratio: how close the port came, when nothing diverged.
+  std::optional<ValueDiff> largest_noise;
   std::vector<ValueDiff> worst;  // worst first, at most options.top
   std::uint64_t only_in_a_count = 0;
   std::uint64_t only_in_b_count = 0;

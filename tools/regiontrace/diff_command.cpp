@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -64,6 +65,31 @@ std::string location(const ActivationTrace& t, const ActivationRecord& r) {
   return t.path + ":" + std::to_string(r.line);
 }
 
+std::string format_ratio(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), ratio < 10 ? "%.2g" : "%.0f", ratio);
+  return buf;
+}
+
+// "below bf16 resolution", "within bf16 noise", "above bf16 noise".
+std::string verdict_text(const ValueDiff& d) {
+  std::string v = noise_verdict(d.noise_ratio);
+  const auto space = v.find(' ');
+  return v.substr(0, space + 1) + d.noise_dtype + v.substr(space);
+}
+
+// The stat of a record pair furthest above its dtype noise; nullptr when the
+// dtypes do not differ.
+const ValueDiff* noisiest(const std::vector<ValueDiff>& stats) {
+  const ValueDiff* best = nullptr;
+  for (const auto& d : stats) {
+    if (!std::isnan(d.noise_ratio) && (best == nullptr || d.noise_ratio > best->noise_ratio)) {
+      best = &d;
+    }
+  }
+  return best;
+}
+
 class TextReport {
  public:
   TextReport(const ActivationTrace& a, const ActivationTrace& b, const NamePool& names,
@@ -78,8 +104,19 @@ class TextReport {
            "inf_count and texts exactly\n";
     for (const auto& t : result_.tolerances) {
       out << "  " << t.dtype << ": rtol=" << format_short(t.tolerance.rtol)
-          << " atol=" << format_short(t.tolerance.atol) << " (" << t.records
-          << (t.records == 1 ? " record pair)\n" : " record pairs)\n");
+          << " atol=" << format_short(t.tolerance.atol);
+      if (t.extreme_rtol != t.tolerance.rtol) {
+        out << ", min/max/absmax rtol=" << format_short(t.extreme_rtol);
+      }
+      out << " (" << t.records << (t.records == 1 ? " record pair)\n" : " record pairs)\n");
+    }
+    for (const auto& m : result_.dtype_mismatches) {
+      out << "note: dtype differs (" << m.a << " in A, " << m.b << " in B, " << m.records
+          << (m.records == 1 ? " record pair" : " record pairs")
+          << "): dtype and hash are metadata there, not compared; each value is judged against "
+          << m.noise_dtype << " noise (" << format_short(m.noise)
+          << " relative, twice that for min/max/absmax) and diverges beyond "
+          << format_short(kNoiseTolerance) << "x it\n";
     }
     for (const auto* t : {&a_, &b_}) {
       if (t->dropped > 0) {
@@ -94,6 +131,7 @@ class TextReport {
     print_one_side(out, "A", a_, result_.only_in_a, result_.only_in_a_count);
     print_one_side(out, "B", b_, result_.only_in_b, result_.only_in_b_count);
     print_stats(out);
+    print_largest_noise(out);
     out << "\nTotals: " << result_.matched_records << " records matched, "
         << result_.divergent_records << " divergent (" << result_.divergent_values << " of "
         << result_.values_compared << " values), " << result_.only_in_a_count << " only in A, "
@@ -101,8 +139,14 @@ class TextReport {
     out << "Result: "
         << (result_.names_mismatch ? "NOT COMPARED: the module names do not match"
             : result_.equal()      ? "EQUAL within tolerance"
-                                   : "DIVERGENT")
-        << "\n";
+                                   : "DIVERGENT");
+    // Equal across dtypes says only that nothing rose above the noise.
+    if (result_.equal() && result_.largest_noise) {
+      const auto& d = *result_.largest_noise;
+      out << "; the largest difference is " << format_ratio(d.noise_ratio) << "x " << d.noise_dtype
+          << " noise: " << verdict_text(d);
+    }
+    out << "\n";
   }
 
  private:
@@ -117,6 +161,20 @@ class TextReport {
     std::string name = names_.name(a_.stats[d.a_stat].name);
     if (d.tensor_scale) name += name == "sum" ? " (vs abs_mean*numel)" : " (vs abs_mean)";
     return name;
+  }
+
+  std::string noise_line(const ValueDiff& d) const {
+    const auto& r = a_.records[d.a_record];
+    return names_.name(r.module) + " " + names_.name(r.tensor) + " step " + format_step(r.step) +
+           ": max rel error " + format_short(d.rel_error) + " = " + format_ratio(d.noise_ratio) +
+           "x " + d.noise_dtype + " noise (" + names_.name(a_.stats[d.a_stat].name) +
+           "'s: " + format_short(d.rel_error / d.noise_ratio) + "): " + verdict_text(d);
+  }
+
+  void print_largest_noise(std::ostream& out) const {
+    if (!result_.largest_noise) return;
+    out << "\nLargest difference against " << result_.largest_noise->noise_dtype << " noise:\n  "
+        << noise_line(*result_.largest_noise) << "\n";
   }
 
   void print_names_mismatch(std::ostream& out) const {
@@ -142,15 +200,24 @@ class TextReport {
     const auto& rb = b_.records[result_.first_divergence.front().b_record];
     out << "\nFirst divergence (earliest step, then execution order):\n  " << key_text(ra)
         << "\n  at " << location(a_, ra) << " and " << location(b_, rb) << "\n";
-    TextTable table({"stat", "A", "B", "abs_error", "rel_error"},
-                    {TextTable::Align::kLeft, TextTable::Align::kRight, TextTable::Align::kRight,
-                     TextTable::Align::kRight, TextTable::Align::kRight});
+    const ValueDiff* noisy = noisiest(result_.first_divergence);
+    std::vector<std::string> header = {"stat", "A", "B", "abs_error", "rel_error"};
+    if (noisy != nullptr) header.push_back(std::string("x ") + noisy->noise_dtype + " noise");
+    std::vector<TextTable::Align> align(header.size(), TextTable::Align::kRight);
+    align[0] = TextTable::Align::kLeft;
+    TextTable table(header, align);
     for (const auto& d : result_.first_divergence) {
       const auto& va = a_.stats[d.a_stat];
-      table.add_row({stat_text(d), show_value(a_, va), show_value(b_, b_.stats[d.b_stat]),
-                     format_short(d.abs_error), format_short(d.rel_error)});
+      std::vector<std::string> row = {stat_text(d), show_value(a_, va),
+                                      show_value(b_, b_.stats[d.b_stat]), format_short(d.abs_error),
+                                      format_short(d.rel_error)};
+      if (noisy != nullptr) {
+        row.push_back(std::isnan(d.noise_ratio) ? "-" : format_ratio(d.noise_ratio));
+      }
+      table.add_row(row);
     }
     table.print(out);
+    if (noisy != nullptr) out << "  " << noise_line(*noisy) << "\n";
   }
 
   // The records diverging after the first, in the same order; each with its
@@ -228,6 +295,10 @@ class TextReport {
       if (s.only_in_b > 0) add_note("only in B for " + std::to_string(s.only_in_b) + " records");
       if (s.failed_both > 0)
         add_note("failed on both sides " + std::to_string(s.failed_both) + "x");
+      if (s.dtype_metadata > 0) {
+        add_note("not compared where the dtypes differ (" + std::to_string(s.dtype_metadata) +
+                 " records)");
+      }
       if (s.own_scale > 0) {
         add_note(
             "against its own value for " + std::to_string(s.own_scale) +
@@ -269,10 +340,33 @@ class JsonReport {
       json::append_double(o, t.tolerance.rtol);
       o += ",\"atol\":";
       json::append_double(o, t.tolerance.atol);
+      o += ",\"extreme_rtol\":";
+      json::append_double(o, t.extreme_rtol);
       append_count(o, "records", t.records);
       o += '}';
     }
-    o += "],\"names_mismatch\":";
+    o += "],\"dtype_mismatch\":[";
+    for (std::size_t i = 0; i < result_.dtype_mismatches.size(); ++i) {
+      const auto& m = result_.dtype_mismatches[i];
+      if (i > 0) o += ',';
+      o += "{\"a\":";
+      json::append_escaped(o, m.a);
+      o += ",\"b\":";
+      json::append_escaped(o, m.b);
+      o += ",\"noise_dtype\":";
+      json::append_escaped(o, m.noise_dtype);
+      o += ",\"noise\":";
+      json::append_double(o, m.noise);
+      append_count(o, "records", m.records);
+      o += '}';
+    }
+    o += "],\"largest_noise_ratio\":";
+    if (result_.largest_noise) {
+      append_value_diff(o, *result_.largest_noise, true);
+    } else {
+      o += "null";
+    }
+    o += ",\"names_mismatch\":";
     o += result_.names_mismatch ? "true" : "false";
     o += ",\"closest_names\":[";
     for (std::size_t i = 0; i < result_.closest_names.size(); ++i) {
@@ -325,6 +419,7 @@ class JsonReport {
       append_count(o, "only_in_a", s.only_in_a);
       append_count(o, "only_in_b", s.only_in_b);
       append_count(o, "failed_both", s.failed_both);
+      append_count(o, "dtype_metadata", s.dtype_metadata);
       o += '}';
     }
     o += "]}\n";
@@ -394,9 +489,25 @@ class JsonReport {
     }
     o += ",\"tensor_scale\":";
     o += d.tensor_scale ? "true" : "false";
+    o += ",\"noise_ratio\":";
+    append_ratio(o, &d);
+    if (!std::isnan(d.noise_ratio)) {
+      o += ",\"noise_dtype\":";
+      json::append_escaped(o, d.noise_dtype);
+      o += ",\"verdict\":";
+      json::append_escaped(o, noise_verdict(d.noise_ratio));
+    }
     append_count(o, "a_line", ra.line);
     append_count(o, "b_line", rb.line);
     o += '}';
+  }
+
+  static void append_ratio(std::string& o, const ValueDiff* d) {
+    if (d == nullptr || std::isnan(d->noise_ratio)) {
+      o += "null";
+    } else {
+      json::append_double(o, d->noise_ratio);
+    }
   }
 
   void append_first(std::string& o) const {
@@ -414,6 +525,8 @@ class JsonReport {
     append_key(o, ra);
     append_count(o, "a_line", ra.line);
     append_count(o, "b_line", rb.line);
+    o += ",\"noise_ratio\":";
+    append_ratio(o, noisiest(diffs));
     o += ",\"stats\":[";
     for (std::size_t i = 0; i < diffs.size(); ++i) {
       if (i > 0) o += ',';
@@ -442,6 +555,24 @@ class JsonReport {
   const DiffArguments& args_;
   const DiffResult& result_;
 };
+
+// The default tolerances, from the table the comparison uses: the docs are
+// checked against this text (tests/docs/check_doc_snippets.py).
+std::string dtype_help() {
+  std::string text =
+      "Compare every record with this dtype's tolerance instead of the records' own dtype. "
+      "Default tolerances:";
+  const char* sep = " ";
+  for (const char* name : {"float32", "bfloat16", "float16", "float64"}) {
+    const auto d = *tolerance_for_dtype(name);
+    const bool fallback = std::string_view(d.name) == default_dtype_tolerance().name;
+    text += sep + std::string(d.name) + (fallback ? " (and records without dtype)" : "") +
+            " rtol=" + format_short(d.tolerance.rtol) + " atol=" + format_short(d.tolerance.atol);
+    sep = "; ";
+  }
+  return text + "; two float dtypes: rtol=" + format_short(kNoiseTolerance) +
+         "x the lower one's noise (min/max/absmax twice that)";
+}
 
 int run_diff(const DiffArguments& args) {
   // The two files load in parallel, each with its own names, then share A's.
@@ -503,9 +634,7 @@ const CommandRegistration registration(30, [](CLI::App& app) -> Runner {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--atol", args->options.atol, "Absolute tolerance (default: by dtype)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--dtype", args->options.dtype,
-                  "Compare every record with this dtype's tolerance (float32, bfloat16, float16, "
-                  "float64) instead of the records' own dtype (float32 when they have none)");
+  cmd->add_option("--dtype", args->options.dtype, dtype_help());
   // One value per occurrence: a vector option that took more would swallow the files.
   cmd->add_option("--strip-prefix", *strip_texts,
                   "Remove PREFIX from module names before aligning: A=PREFIX or B=PREFIX for "

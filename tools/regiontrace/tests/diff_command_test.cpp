@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <random>
 #include <tuple>
@@ -216,12 +217,12 @@ TEST_F(DiffCommand, ToleranceDecidesWhatDiverges) {
   auto report = run_cli_json(args(a, b, "--json --rtol 0.5"), 1);
   ASSERT_EQ(report["first_divergence"]["stats"].size(), 1u);
   EXPECT_EQ(report["first_divergence"]["stats"][0]["stat"], "numel");
-  b = one("b4.jsonl", "\"numel\":4096,\"shape\":[64,65],\"dtype\":\"torch.bfloat16\"");
+  b = one("b4.jsonl", "\"numel\":4096,\"shape\":[64,65],\"dtype\":\"torch.int32\"");
   report = run_cli_json(args(a, b, "--json --rtol 0.5"), 1);
   ASSERT_EQ(report["first_divergence"]["stats"].size(), 2u);
   EXPECT_EQ(report["first_divergence"]["stats"][0]["stat"], "shape");
   EXPECT_EQ(report["first_divergence"]["stats"][0]["b"], nlohmann::json::array({64, 65}));
-  EXPECT_EQ(report["first_divergence"]["stats"][1]["b"], "torch.bfloat16");
+  EXPECT_EQ(report["first_divergence"]["stats"][1]["b"], "torch.int32");
   // Non-finite values: equal to themselves, divergent from anything else.
   a = one("a5.jsonl", "\"max\":\"Infinity\",\"min\":\"NaN\",\"sum\":\"-Infinity\"");
   b = one("b5.jsonl", "\"max\":\"Infinity\",\"min\":\"NaN\",\"sum\":\"-Infinity\"");
@@ -727,6 +728,106 @@ TEST_F(DiffCommand, IntegersBeyondSixtyFourBitsCompareAsText) {
   EXPECT_EQ(stats[0]["stat"], "hash");
   EXPECT_EQ(stats[0]["a"], big);  // digit for digit
   EXPECT_EQ(stats[0]["b"], big.substr(0, big.size() - 1) + "1");
+}
+
+// Issue 35: an fp32 reference against a bf16 port. Each record of the port
+// is the reference's rounded the way bf16 rounds a statistic: averages (abs_mean,
+// std, mean, sum) by a fraction of bf16's unit roundoff, extremes (min, max)
+// by up to one (measured: parity example's stack, fp32 vs bf16). `perturb`
+// scales blocks.2 and everything after it, as a bug there spreads.
+std::vector<ordered_json> precision_run(const char* dtype, bool rounded, double perturb) {
+  const double u = std::ldexp(1.0, -8);
+  std::vector<ordered_json> out;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  int seq = 0;
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 16; ++i) {
+      const std::string module = i == 0    ? "embed"
+                                 : i == 15 ? "head"
+                                           : "blocks." + std::to_string(i - 1);
+      ordered_json r = activation_record(module, "out", step, seq++);
+      const double s = (i >= 3 ? perturb : 1.0) * (1.0 + 0.05 * i + 0.01 * step);
+      auto noisy = [&](double v, double fraction) {
+        const double d = unit(rng) * fraction * u;  // drawn on both sides: same sequence
+        return rounded ? v * (1 + d) : v;
+      };
+      r["abs_mean"] = noisy(0.8 * s, 0.2);
+      r["mean"] = noisy(0.01 * s, 0.2);
+      r["std"] = noisy(1.1 * s, 0.2);
+      r["min"] = noisy(-4.0 * s, 1.0);
+      r["max"] = noisy(4.5 * s, 1.0);
+      r["sum"] = noisy(0.01 * s * 4096, 0.2);
+      r["numel"] = 4096;
+      r["dtype"] = dtype;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST_F(DiffCommand, Bf16RoundingAgainstFp32IsBelowBf16Resolution) {
+  const auto ref = write("ref.jsonl", precision_run("torch.float32", false, 1.0));
+  const auto port = write("port.jsonl", precision_run("torch.bfloat16", true, 1.0));
+  const auto text = run_cli(args(ref, port));
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  const auto note = text.output.find("dtype differs");
+  ASSERT_NE(note, std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("dtype differs", note + 1), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("below bf16 resolution"), std::string::npos) << text.output;
+
+  const auto report = run_cli_json(args(ref, port, "--json"), 0);
+  EXPECT_TRUE(report["equal"].get<bool>()) << report.dump(1);
+  ASSERT_EQ(report["dtype_mismatch"].size(), 1u) << report.dump(1);
+  EXPECT_EQ(report["dtype_mismatch"][0]["a"], "float32");
+  EXPECT_EQ(report["dtype_mismatch"][0]["b"], "bfloat16");
+  EXPECT_EQ(report["dtype_mismatch"][0]["records"], 48);
+  EXPECT_DOUBLE_EQ(report["dtype_mismatch"][0]["noise"].get<double>(), std::ldexp(1.0, -8));
+  const auto& largest = report["largest_noise_ratio"];
+  ASSERT_TRUE(largest.is_object()) << report.dump(1);
+  EXPECT_LT(largest["noise_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(largest["verdict"], "below resolution");
+}
+
+TEST_F(DiffCommand, OnePercentBugInABf16PortIsNamedAboveBf16Noise) {
+  const auto ref = write("ref.jsonl", precision_run("torch.float32", false, 1.0));
+  const auto port = write("port.jsonl", precision_run("torch.bfloat16", true, 1.01));
+  const auto report = run_cli_json(args(port, ref, "--json"), 1);
+  const auto& first = report["first_divergence"];
+  EXPECT_EQ(first["module"], "blocks.2") << report.dump(1);
+  EXPECT_EQ(first["step"], 0);
+  // 1% = 2.5 bf16 unit roundoffs, give or take the rounding drawn on top.
+  EXPECT_GT(first["noise_ratio"].get<double>(), 2.0) << first.dump(1);
+  EXPECT_LT(first["noise_ratio"].get<double>(), 3.0) << first.dump(1);
+  for (const auto& s : first["stats"]) {
+    EXPECT_NE(s["stat"], "dtype") << first.dump(1);
+    EXPECT_TRUE(s["noise_ratio"].is_number()) << s.dump();
+  }
+  EXPECT_EQ(report["totals"]["divergent_records"], 3 * 13);  // blocks.2 on, every step
+
+  const auto text = run_cli(args(port, ref));
+  EXPECT_EQ(text.exit_code, 1) << text.output;
+  const auto first_at = text.output.find("First divergence");
+  ASSERT_NE(first_at, std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("module blocks.2  tensor out  step 0", first_at), std::string::npos)
+      << text.output;
+  const auto summary = text.output.find("blocks.2 out step 0: max rel error 0.0");
+  ASSERT_NE(summary, std::string::npos) << text.output;
+  const auto line = text.output.substr(summary, text.output.find('\n', summary) - summary);
+  EXPECT_NE(line.find("x bf16 noise"), std::string::npos) << line;
+  EXPECT_EQ(text.output.find("module embed"), std::string::npos) << text.output;
+}
+
+TEST_F(DiffCommand, TenthOfAPercentInABf16PortIsBelowBf16Resolution) {
+  const auto ref = write("ref.jsonl", precision_run("torch.float32", false, 1.0));
+  const auto port = write("port.jsonl", precision_run("torch.bfloat16", true, 1.001));
+  const auto text = run_cli(args(port, ref));
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("below bf16 resolution"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("EQUAL within tolerance\n"), std::string::npos) << text.output;
+  const auto report = run_cli_json(args(port, ref, "--json"), 0);
+  EXPECT_EQ(report["largest_noise_ratio"]["verdict"], "below resolution") << report.dump(1);
+  EXPECT_GT(report["largest_noise_ratio"]["noise_ratio"].get<double>(), 0.2);
 }
 
 }  // namespace

@@ -29,15 +29,24 @@ void require_objects(const std::string& path, simdjson::dom::array events) {
 }  // namespace
 
 ChromeTrace ChromeTrace::load(const std::string& path) {
+  const PaddedText text = read_text_file(path);
+  return from_text(path, text.padded(0, text.size()));
+}
+
+ChromeTrace ChromeTrace::parse(const std::string& path, std::string_view text) {
+  const simdjson::padded_string padded(text);
+  return from_text(path, padded);
+}
+
+ChromeTrace ChromeTrace::from_text(const std::string& path, simdjson::padded_string_view text) {
   ChromeTrace trace;
   trace.path_ = path;
   trace.parser_ = std::make_unique<simdjson::dom::parser>();
-  PaddedText text = read_text_file(path);
   simdjson::dom::element root;
-  if (auto error = trace.parser_->parse(text.padded(0, text.size())).get(root)) {
+  if (auto error = trace.parser_->parse(text).get(root)) {
     // Valid JSON simdjson cannot hold (integers beyond 64 bits) or Python's
     // bare NaN: parsed again repaired, when repairing changes anything.
-    const std::string_view original(text.padded(0, text.size()).data(), text.size());
+    const std::string_view original(text.data(), text.size());
     const std::string repaired_text = repair_json_numbers(original);
     // The DOM copies what it keeps: the repaired text may go after parsing.
     const simdjson::padded_string repaired(repaired_text);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace regiontrace::cli {
 
@@ -20,6 +21,8 @@ class ChromeTrace {
   // Throws std::runtime_error naming the path when the file is unreadable,
   // not JSON, or has no event array.
   static ChromeTrace load(const std::string& path);
+  // The same from text in memory; `path` names it in messages.
+  static ChromeTrace parse(const std::string& path, std::string_view text);
 
   const std::string& path() const { return path_; }
   simdjson::dom::array events() const { return events_; }
@@ -27,6 +30,8 @@ class ChromeTrace {
   const std::optional<simdjson::dom::object>& top_level() const { return top_level_; }
 
  private:
+  static ChromeTrace from_text(const std::string& path, simdjson::padded_string_view text);
+
   std::string path_;
   std::unique_ptr<simdjson::dom::parser> parser_;  // owns the DOM the views point into
   simdjson::dom::array events_;

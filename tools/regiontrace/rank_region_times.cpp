@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "event_fields.hpp"
+#include "step_overlap.hpp"
 #include "trace_event_stream.hpp"
 #include "trace_identity.hpp"
 
@@ -15,16 +16,11 @@ constexpr std::string_view kRegionMarker = "region::";
 
 struct Span {
   std::string pid;
+  std::string thread;  // "pid/tid"
   std::int64_t ts_ns = 0;
   std::int64_t dur_ns = 0;
   std::string region;
   std::optional<std::int64_t> step;
-};
-
-struct StepSpan {
-  std::int64_t ts_ns = 0;
-  std::int64_t end_ns = 0;
-  std::int64_t step = 0;
 };
 
 std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
@@ -58,7 +54,7 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
   EventFields e;
   EventFields args;
   std::vector<Span> spans;
-  std::map<std::string, std::vector<StepSpan>> steps;  // pid -> step spans
+  std::map<std::string, StepIntervals> steps;  // pid -> step spans
   std::string_view text;
   while (stream.next(text)) {
     if (!e.parse(text) || e.string("ph") != std::optional<std::string_view>("X")) continue;
@@ -69,6 +65,7 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
     const auto dur_ns = microseconds_text_to_ns(*dur);
     if (!ts_ns || !dur_ns || *dur_ns < 0) continue;
     const auto cat = e.string("cat").value_or("");
+    if (cat == "cpu_op") ++out.cpu_ops;
     const auto name = e.string("name").value_or("");
     // Cheap test first: most events are ops, which are no region spans.
     const bool maybe_region = cat == "user_annotation" || cat == "region" || cat == "step" ||
@@ -78,32 +75,32 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
     const std::string pid(e.raw("pid").value_or("0"));
     if (cat == "step") {
       if (auto step = integer(args.raw("step"))) {
-        steps[pid].push_back({*ts_ns, *ts_ns + *dur_ns, *step});
+        steps[pid].add(*ts_ns, *ts_ns + *dur_ns, *step);
         out.step_ms[*step] += static_cast<double>(*dur_ns) / 1e6;
       }
       continue;
     }
     auto region = region_of(e, args);
     if (!region) continue;
-    spans.push_back({pid, *ts_ns, *dur_ns, std::move(*region), integer(args.raw("step"))});
+    std::string thread = pid + "/" + std::string(e.raw("tid").value_or("0"));
+    spans.push_back(
+        {pid, std::move(thread), *ts_ns, *dur_ns, std::move(*region), integer(args.raw("step"))});
   }
   out.region_spans = spans.size();
-  for (auto& [pid, list] : steps) {
-    std::sort(list.begin(), list.end(),
-              [](const StepSpan& a, const StepSpan& b) { return a.ts_ns < b.ts_ns; });
-  }
   for (const Span& s : spans) {
-    std::int64_t step = s.step.value_or(kWholeRun);
-    if (!s.step) {
-      auto found = steps.find(s.pid);
-      if (found != steps.end()) {
-        const auto& list = found->second;
-        auto it = std::upper_bound(list.begin(), list.end(), s.ts_ns,
-                                   [](std::int64_t t, const StepSpan& x) { return t < x.ts_ns; });
-        if (it != list.begin() && s.ts_ns < std::prev(it)->end_ns) step = std::prev(it)->step;
-      }
+    out.spans[s.region][s.thread].emplace_back(s.ts_ns, s.ts_ns + s.dur_ns);
+    auto& by_step = out.ms[s.region];
+    // Step spans tell when each step ran; args.step only which step was
+    // current when the span began, so they decide when there are any.
+    auto found = steps.find(s.pid);
+    if (found != steps.end() &&
+        found->second.for_each_overlap(s.ts_ns, s.ts_ns + s.dur_ns,
+                                       [&](std::int64_t step, std::int64_t a, std::int64_t b) {
+                                         by_step[step] += static_cast<double>(b - a) / 1e6;
+                                       }) > 0) {
+      continue;
     }
-    out.ms[s.region][step] += static_cast<double>(s.dur_ns) / 1e6;
+    by_step[s.step.value_or(kWholeRun)] += static_cast<double>(s.dur_ns) / 1e6;
   }
   const TraceIdentity id = identify_trace(path, stream.members());
   out.rank = id.rank;

@@ -5,14 +5,18 @@
 // follows, not by which sink wrote them: complete events (ph X) with
 // args.region (torch_profiler, timeline), or named "<prefix>.region::<name>"
 // / "region::<name>", or of category "region" (memory_snapshot's counter
-// trace). A span's step is its args.step, else the step span (category
-// "step", args.step) of its process that contains it.
+// trace). A span's time in a step is its overlap with the step spans
+// (category "step", args.step) of its process, so a span that crosses a step
+// boundary counts in each step it overlaps; a span that overlaps no step span
+// is in its args.step, else in no step (kWholeRun).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace regiontrace::cli {
 
@@ -29,6 +33,12 @@ struct RankRegionTimes {
   std::map<std::string, std::map<std::int64_t, double>> ms;
   // Step spans' own duration: step -> ms (when the trace has step spans).
   std::map<std::int64_t, double> step_ms;
+  // Events of category cpu_op: a torch trace, whose ops can say what ran
+  // slower inside a region (op_slowdown.hpp).
+  std::size_t cpu_ops = 0;
+  // region -> "pid/tid" (as written) -> its spans [start, end) in ns.
+  std::map<std::string, std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>>>
+      spans;
 };
 
 // Throws std::runtime_error naming the file when it is not a Chrome trace.

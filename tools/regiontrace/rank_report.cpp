@@ -45,30 +45,63 @@ double median_of(std::vector<double> v) {
 // Ranks above the median by more than the criteria in more than `share` of rows.
 std::vector<Straggler> find_stragglers(const std::vector<RankSpread>& rows, const ReportCriteria& c,
                                        double min_excess) {
+  struct Slow {
+    std::vector<double> over_median;
+    std::vector<double> over_fastest;
+    std::set<std::int64_t> fastest;  // the fastest rank of each slow step
+  };
   std::map<std::int64_t, std::size_t> present;
-  std::map<std::int64_t, std::vector<double>> excess;
+  std::map<std::int64_t, Slow> slow;
   for (const RankSpread& row : rows) {
     if (row.values.size() < 2) continue;
     for (const auto& [rank, v] : row.values) {
       ++present[rank];
       const double over = v - row.median;
-      if (over > c.threshold * row.median && over > min_excess) excess[rank].push_back(over);
+      if (over > c.threshold * row.median && over > min_excess) {
+        Slow& s = slow[rank];
+        s.over_median.push_back(over);
+        s.over_fastest.push_back(v - row.min);
+        for (const auto& [other, w] : row.values) {
+          if (w == row.min) {
+            s.fastest.insert(other);
+            break;
+          }
+        }
+      }
     }
   }
   std::vector<Straggler> out;
-  for (const auto& [rank, overs] : excess) {
+  for (auto& [rank, s] : slow) {
     const std::size_t steps = present[rank];
-    if (static_cast<double>(overs.size()) > c.share * static_cast<double>(steps)) {
-      out.push_back({rank, overs.size(), steps, median_of(overs)});
+    if (static_cast<double>(s.over_median.size()) > c.share * static_cast<double>(steps)) {
+      Straggler st;
+      st.rank = rank;
+      st.slow_steps = s.over_median.size();
+      st.steps = steps;
+      st.median_excess = median_of(s.over_median);
+      st.fastest_excess = median_of(s.over_fastest);
+      if (s.fastest.size() == 1) st.fastest_rank = *s.fastest.begin();
+      out.push_back(std::move(st));
     }
   }
   return out;
 }
 
+std::map<std::int64_t, double> excess_over_fastest(const std::vector<RankSpread>& rows) {
+  std::map<std::int64_t, std::vector<double>> over;
+  for (const RankSpread& row : rows) {
+    if (row.values.size() < 2) continue;
+    for (const auto& [rank, v] : row.values) over[rank].push_back(v - row.min);
+  }
+  std::map<std::int64_t, double> out;
+  for (auto& [rank, values] : over) out[rank] = median_of(std::move(values));
+  return out;
+}
+
 }  // namespace
 
-Report build_report(std::vector<RankRegionTimes> traces, const std::vector<RankMemoryPeaks>& memory,
-                    const ReportCriteria& criteria) {
+Report build_report(const std::vector<RankRegionTimes>& traces,
+                    const std::vector<RankMemoryPeaks>& memory, const ReportCriteria& criteria) {
   Report report;
   report.criteria = criteria;
   // Which rank each trace is; of several traces of one rank (torch_profiler
@@ -121,6 +154,7 @@ Report build_report(std::vector<RankRegionTimes> traces, const std::vector<RankM
     r.total.wait = 0;
     for (const auto& row : r.steps) r.total.wait += row.wait;
     r.stragglers = find_stragglers(r.steps, criteria, criteria.min_excess_ms);
+    r.excess_over_fastest = excess_over_fastest(r.steps);
     report.regions.push_back(std::move(r));
   }
   std::stable_sort(

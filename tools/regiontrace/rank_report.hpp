@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,28 @@ struct RankSpread {
   double wait = 0;       // sum over ranks of (max - value): what the others wait
 };
 
+// An op that took longer on a slow rank inside the region (op_slowdown.hpp).
+struct OpDelta {
+  std::string op;
+  double rank_ms = 0;           // on the slow rank
+  double fastest_ms = 0;        // on the fastest other rank
+  double others_median_ms = 0;  // median over the other ranks
+  double added_ms = 0;          // rank_ms - others_median_ms
+};
+
 struct Straggler {
   std::int64_t rank = 0;
   std::size_t slow_steps = 0;
   std::size_t steps = 0;
   double median_excess = 0;  // over the slow steps, ms (bytes for memory)
+  // Over the same steps, above each step's fastest rank: with two ranks the
+  // median sits halfway between them, and median_excess is half the gap.
+  double fastest_excess = 0;
+  std::optional<std::int64_t> fastest_rank;  // when one rank was fastest in all those steps
+  // Set when this rank and another have torch traces (cpu_op events).
+  bool ops_compared = false;
+  std::int64_t ops_fastest_rank = 0;  // the other rank with least time in the region
+  std::vector<OpDelta> slower_ops;    // most added time first
 };
 
 struct RegionReport {
@@ -46,6 +64,8 @@ struct RegionReport {
   std::vector<RankSpread> steps;  // step order; one kWholeRun row without steps
   RankSpread total;               // values summed over steps
   std::vector<Straggler> stragglers;
+  // rank -> median over its steps of (its time - the step's fastest rank's).
+  std::map<std::int64_t, double> excess_over_fastest;
 };
 
 struct MemoryReport {
@@ -72,7 +92,7 @@ struct Report {
   std::vector<MemoryReport> memory;
 };
 
-Report build_report(std::vector<RankRegionTimes> traces, const std::vector<RankMemoryPeaks>& memory,
-                    const ReportCriteria& criteria);
+Report build_report(const std::vector<RankRegionTimes>& traces,
+                    const std::vector<RankMemoryPeaks>& memory, const ReportCriteria& criteria);
 
 }  // namespace regiontrace::cli

@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "gzip_io.hpp"
 #include "memory_peaks.hpp"
+#include "op_slowdown.hpp"
 #include "rank_region_times.hpp"
 #include "report_output.hpp"
 
@@ -87,7 +88,8 @@ Inputs read_inputs(const std::vector<std::string>& paths) {
 
 int run_report(const ReportArguments& args) {
   Inputs in = read_inputs(args.inputs);
-  const Report report = build_report(std::move(in.traces), in.memory, args.criteria);
+  Report report = build_report(in.traces, in.memory, args.criteria);
+  add_slower_ops(report, in.traces);
   if (!args.html.empty()) {
     OutputFile out(args.html);
     out.buffer() += report_html(report);

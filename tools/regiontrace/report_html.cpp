@@ -164,6 +164,41 @@ std::string rank_plot(const RegionReport& r, const std::vector<std::int64_t>& ra
   return o;
 }
 
+// Each rank's median excess over the step's fastest rank.
+std::string excess_paragraph(const RegionReport& r) {
+  if (r.excess_over_fastest.size() < 2) return "";
+  std::string o = "<p class=\"excess\" data-region=\"" + escape_html(r.region) +
+                  "\">Over the fastest rank, median per step:";
+  bool first = true;
+  for (const auto& [rank, ms] : r.excess_over_fastest) {
+    o += std::string(first ? " " : ", ") + "rank " + std::to_string(rank) + " +" + num(ms) + " ms";
+    first = false;
+  }
+  return o + "</p>\n";
+}
+
+// The ops that took longer on the straggler inside the region (torch traces).
+std::string slower_ops_table(const std::string& region, const Straggler& s) {
+  if (!s.ops_compared) return "";
+  const std::string slow = std::to_string(s.rank);
+  const std::string fastest = std::to_string(s.ops_fastest_rank);
+  if (s.slower_ops.empty()) {
+    return "<br>no op took longer inside " + escape_html(region) + " on rank " + slow +
+           " than on the others";
+  }
+  std::string o = "<table class=\"slower-ops\"><tr><th>op (took longer inside " +
+                  escape_html(region) + ")</th><th>added ms</th><th>rank " + slow +
+                  " ms</th><th>rank " + fastest +
+                  " (fastest other) ms</th><th>median of the "
+                  "others ms</th></tr>";
+  for (const OpDelta& d : s.slower_ops) {
+    o += "<tr><td>" + escape_html(d.op) + "</td><td>+" + num(d.added_ms) + "</td><td>" +
+         num(d.rank_ms) + "</td><td>" + num(d.fastest_ms) + "</td><td>" + num(d.others_median_ms) +
+         "</td></tr>";
+  }
+  return o + "</table>";
+}
+
 }  // namespace
 
 std::string report_html(const Report& report) {
@@ -171,7 +206,8 @@ std::string report_html(const Report& report) {
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>regiontrace report</title>"
       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:.5em 0}"
       "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child"
-      "{text-align:left}.straggler{color:#b00;font-weight:bold}</style></head><body>\n";
+      "{text-align:left}.straggler{color:#b00;font-weight:bold}"
+      ".straggler table{color:#000;font-weight:normal}</style></head><body>\n";
   o += "<h1>regiontrace report</h1>\n<p>" + std::to_string(report.ranks.size()) + " ranks.</p>\n";
   o += "<h2>Stragglers</h2>\n<ul id=\"stragglers\">";
   bool any = false;
@@ -181,7 +217,10 @@ std::string report_html(const Report& report) {
       o += "<li class=\"straggler\" data-region=\"" + escape_html(r.region) + "\" data-rank=\"" +
            std::to_string(s.rank) + "\">" + escape_html(r.region) + ": rank " +
            std::to_string(s.rank) + " slow in " + std::to_string(s.slow_steps) + " of " +
-           std::to_string(s.steps) + " steps (median excess " + num(s.median_excess) + " ms)</li>";
+           std::to_string(s.steps) + " steps (median excess " + num(s.median_excess) +
+           " ms over the median, " + num(s.fastest_excess) + " ms over the fastest rank" +
+           (s.fastest_rank ? " (rank " + std::to_string(*s.fastest_rank) + ")" : "") + ")" +
+           slower_ops_table(r.region, s) + "</li>";
     }
   }
   if (!any) o += "<li>none</li>";
@@ -189,6 +228,7 @@ std::string report_html(const Report& report) {
   for (const auto& r : report.regions) {
     o += "<h2>Region " + escape_html(r.region) + "</h2>\n" + plot(r, report.ranks) + "\n" +
          rank_plot(r, report.ranks) + "\n";
+    o += excess_paragraph(r);
     o += "<table><tr><th>step</th><th>min ms</th><th>median ms</th><th>max ms</th>"
          "<th>slowest</th><th>imbalance</th><th>wait ms</th></tr>";
     auto row = [&](const std::string& label, const RankSpread& s) {

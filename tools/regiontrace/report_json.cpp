@@ -44,21 +44,61 @@ void append_spread(std::string& o, const RankSpread& s, const char* unit) {
   o += '}';
 }
 
+void append_slower_ops(std::string& o, const Straggler& s) {
+  if (!s.ops_compared) return;
+  o += ",\"ops_fastest_rank\":";
+  json::append_int(o, s.ops_fastest_rank);
+  o += ",\"slower_ops\":[";
+  for (std::size_t i = 0; i < s.slower_ops.size(); ++i) {
+    const OpDelta& d = s.slower_ops[i];
+    if (i > 0) o += ',';
+    o += "{\"op\":";
+    json::append_escaped(o, d.op);
+    for (auto [key, v] : {std::pair<const char*, double>{"rank_ms", d.rank_ms},
+                          {"fastest_ms", d.fastest_ms},
+                          {"others_median_ms", d.others_median_ms},
+                          {"added_ms", d.added_ms}}) {
+      o += ",\"";
+      o += key;
+      o += "\":";
+      json::append_double(o, v);
+    }
+    o += '}';
+  }
+  o += ']';
+}
+
+// The members every straggler has, in the region's list and the top-level one.
+void append_straggler_members(std::string& o, const Straggler& s, const char* unit) {
+  o += "\"rank\":";
+  json::append_int(o, s.rank);
+  o += ",\"slow_steps\":";
+  json::append_uint(o, s.slow_steps);
+  o += ",\"steps\":";
+  json::append_uint(o, s.steps);
+  o += ",\"median_excess";
+  o += unit;
+  o += "\":";
+  json::append_double(o, s.median_excess);
+  o += ",\"excess_over_fastest";
+  o += unit;
+  o += "\":";
+  json::append_double(o, s.fastest_excess);
+  o += ",\"fastest_rank\":";
+  if (s.fastest_rank) {
+    json::append_int(o, *s.fastest_rank);
+  } else {
+    o += "null";
+  }
+  append_slower_ops(o, s);
+}
+
 void append_stragglers(std::string& o, const std::vector<Straggler>& list, const char* unit) {
   o += '[';
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const auto& s = list[i];
     if (i > 0) o += ',';
-    o += "{\"rank\":";
-    json::append_int(o, s.rank);
-    o += ",\"slow_steps\":";
-    json::append_uint(o, s.slow_steps);
-    o += ",\"steps\":";
-    json::append_uint(o, s.steps);
-    o += ",\"median_excess";
-    o += unit;
-    o += "\":";
-    json::append_double(o, s.median_excess);
+    o += '{';
+    append_straggler_members(o, list[i], unit);
     o += '}';
   }
   o += ']';
@@ -111,7 +151,17 @@ std::string report_json(const Report& report) {
     append_spread(o, r.total, "_ms");
     o += ",\"stragglers\":";
     append_stragglers(o, r.stragglers, "_ms");
-    o += '}';
+    o += ",\"excess_over_fastest_ms\":{";
+    bool first_rank = true;
+    for (const auto& [rank, ms] : r.excess_over_fastest) {
+      if (!first_rank) o += ',';
+      first_rank = false;
+      o += '"';
+      json::append_int(o, rank);
+      o += "\":";
+      json::append_double(o, ms);
+    }
+    o += "}}";
   }
   o += "],\"stragglers\":[";
   bool first = true;
@@ -121,12 +171,8 @@ std::string report_json(const Report& report) {
       first = false;
       o += "{\"region\":";
       json::append_escaped(o, r.region);
-      o += ",\"rank\":";
-      json::append_int(o, s.rank);
-      o += ",\"slow_steps\":";
-      json::append_uint(o, s.slow_steps);
-      o += ",\"steps\":";
-      json::append_uint(o, s.steps);
+      o += ',';
+      append_straggler_members(o, s, "_ms");
       o += '}';
     }
   }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "report_output.hpp"
@@ -53,6 +54,45 @@ void spread_table(std::ostream& out, const RegionReport& r,
   table.print(out);
 }
 
+// "rank 0 +0.000, rank 1 +20.012": the largest ones when there are many ranks.
+void excess_line(std::ostream& out, const RegionReport& r) {
+  if (r.excess_over_fastest.size() < 2) return;
+  std::vector<std::pair<std::int64_t, double>> ranks(r.excess_over_fastest.begin(),
+                                                     r.excess_over_fastest.end());
+  const bool all = ranks.size() <= kMaxRankColumns;
+  if (!all) {
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    ranks.resize(3);
+  }
+  out << "  over the fastest rank (median per step, ms): ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    out << (i > 0 ? ", " : "") << "rank " << ranks[i].first << " +" << fixed(ranks[i].second, 3);
+  }
+  if (!all) out << " (the 3 largest of " << r.excess_over_fastest.size() << " ranks)";
+  out << "\n";
+}
+
+void slower_ops_table(std::ostream& out, const std::string& region, const Straggler& s) {
+  if (!s.ops_compared) return;
+  out << "    ops that took longer on rank " << s.rank << " inside " << terminal_text(region)
+      << " (total ms; rank " << s.ops_fastest_rank << " was the fastest other rank)";
+  if (s.slower_ops.empty()) {
+    out << ": none (the time is not in ops: waiting, sleeping, or work outside torch)\n";
+    return;
+  }
+  out << ":\n";
+  using A = TextTable::Align;
+  TextTable table({"op", "added_ms", "rank" + std::to_string(s.rank),
+                   "rank" + std::to_string(s.ops_fastest_rank), "others_median"},
+                  {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight});
+  for (const auto& op : s.slower_ops) {
+    table.add_row({op.op, "+" + fixed(op.added_ms, 3), fixed(op.rank_ms, 3),
+                   fixed(op.fastest_ms, 3), fixed(op.others_median_ms, 3)});
+  }
+  table.print(out, "      ");
+}
+
 }  // namespace
 
 std::string step_label(std::int64_t step) {
@@ -73,6 +113,7 @@ void print_report_text(std::ostream& out, const Report& report) {
     if (r.steps.size() > 1) out << ", " << r.steps.size() << " steps";
     out << "):\n";
     spread_table(out, r, report.ranks);
+    excess_line(out, r);
   }
   const auto& c = report.criteria;
   out << "\nStragglers (slower than the median by more than " << fixed(100 * c.threshold, 0)
@@ -83,7 +124,11 @@ void print_report_text(std::ostream& out, const Report& report) {
     for (const auto& s : r.stragglers) {
       any = true;
       out << "  " << terminal_text(r.region) << ": rank " << s.rank << " in " << s.slow_steps
-          << " of " << s.steps << " steps, median excess " << fixed(s.median_excess, 3) << " ms\n";
+          << " of " << s.steps << " steps, median excess " << fixed(s.median_excess, 3)
+          << " ms over the median, " << fixed(s.fastest_excess, 3) << " ms over the fastest rank";
+      if (s.fastest_rank) out << " (rank " << *s.fastest_rank << ")";
+      out << "\n";
+      slower_ops_table(out, r.region, s);
     }
   }
   if (!any) out << "  none\n";

@@ -5,10 +5,13 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "chrome_trace_reader.hpp"
 #include "command.hpp"
+#include "region_spelling.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "step_cut.hpp"
 #include "text_table.hpp"
 #include "trace_summary.hpp"
 
@@ -148,18 +151,58 @@ std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top) {
   return text;
 }
 
+// --inside by another spelling (a catalog short name for the trace's full
+// one, or the reverse); summarised again only when the name as given failed.
+std::vector<std::string> inside_by_other_spelling(const ChromeTrace& trace, TraceSummary& s,
+                                                  const std::string& inside) {
+  std::vector<std::string> tried;
+  for (const std::string& other : catalog_spellings(inside)) {
+    const bool is_path = other.find('/') != std::string::npos;
+    if (!is_path && !std::binary_search(s.region_names.begin(), s.region_names.end(), other)) {
+      tried.push_back(other);
+      continue;
+    }
+    SummaryOptions retry;
+    retry.inside = other;
+    TraceSummary again = summarize_trace(trace, retry);
+    if (again.inside) {
+      s.inside = std::move(again.inside);
+      return {};
+    }
+    tried.push_back(other);
+  }
+  return tried;
+}
+
 int run_summary(const SummaryArguments& args) {
   const ChromeTrace trace = ChromeTrace::load(args.path);
-  TraceSummary s = summarize_trace(trace, args.options);
-  if (!args.options.inside.empty() && !s.inside) {
-    std::string known;
-    for (const auto& name : s.region_names) {
-      known += (known.empty() ? "" : ", ") + terminal_text(name);
+  SummaryOptions options = args.options;
+  std::optional<ChromeTrace> cut;
+  if (options.by_step) {
+    if (auto text = cut_spans_at_steps(trace)) {
+      cut = ChromeTrace::parse(args.path, *text);
+      options.by_step = false;  // from the cut trace below
     }
-    std::cerr << "regiontrace summary: --inside " << args.options.inside << ": " << args.path
-              << " has no region span with that name or path (its regions: "
-              << (known.empty() ? "none" : known) << ")\n";
-    return kExitUsage;
+  }
+  TraceSummary s = summarize_trace(trace, options);
+  if (cut) {
+    SummaryOptions steps;
+    steps.by_step = true;
+    s.steps = summarize_trace(*cut, steps).steps;
+  }
+  if (!options.inside.empty() && !s.inside) {
+    const std::vector<std::string> tried = inside_by_other_spelling(trace, s, options.inside);
+    if (!s.inside) {
+      std::string known;
+      for (const auto& name : s.region_names) {
+        known += (known.empty() ? "" : ", ") + terminal_text(name);
+      }
+      std::cerr << "regiontrace summary: --inside " << options.inside;
+      for (const auto& other : tried) std::cerr << " (or " << other << ")";
+      std::cerr << ": " << args.path << " has no region span with that name or path (its regions: "
+                << (known.empty() ? "none" : known) << ")\n";
+      return kExitUsage;
+    }
   }
   for (auto& st : s.steps) order(st.regions, false);
   if (s.inside) order(s.inside->ops, true);
@@ -250,10 +293,11 @@ const CommandRegistration registration(50, [](CLI::App& app) -> Runner {
       ->check(CLI::IsMember({"self", "total"}));
   cmd->add_flag("--json", args->json, "Print one JSON object instead of tables");
   cmd->add_flag("--by-step", args->options.by_step,
-                "Per step: wall time (its step span, else first to last region) and top regions");
+                "Per step: wall time (its step span, else first to last region) and top regions; "
+                "a span that crosses steps is split between them");
   cmd->add_option("--inside", args->options.inside,
-                  "Ops that ran inside this region's spans (region name, or path such as "
-                  "denoise/blocks.3), by self time");
+                  "Ops that ran inside this region's spans (region name or catalog short name, "
+                  "or path such as denoise/blocks.3), by self time");
   return [args] { return run_summary(*args); };
 });
 

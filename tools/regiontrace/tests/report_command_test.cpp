@@ -229,5 +229,143 @@ TEST_F(ReportCommand, BadInputNamesTheFile) {
   EXPECT_NE(r.output.find("no traces or memory summaries"), std::string::npos) << r.output;
 }
 
+json complete(const std::string& name, const std::string& cat, int pid, double ts_ms,
+              double dur_ms) {
+  return {{"ph", "X"}, {"cat", cat},         {"name", name},        {"pid", pid},
+          {"tid", 7},  {"ts", ts_ms * 1000}, {"dur", dur_ms * 1000}};
+}
+
+json region_span(const std::string& region, int pid, double ts_ms, double dur_ms, int step) {
+  json e = complete("regiontrace.region::" + region, "user_annotation", pid, ts_ms, dur_ms);
+  e["args"] = {{"region", region}, {"path", region}, {"depth", 0}, {"step", step}};
+  return e;
+}
+
+json step_span(int step, int pid, double ts_ms, double dur_ms) {
+  json e = complete("ProfilerStep#" + std::to_string(step), "step", pid, ts_ms, dur_ms);
+  e["tid"] = 1000000007;
+  e["args"] = {{"step", step}};
+  return e;
+}
+
+json trace_of(int rank, const json& events, const std::string& sink = "torch_profiler") {
+  return {{"traceEvents", events}, {"regiontrace", {{"sink", sink}, {"rank", rank}}}};
+}
+
+// Issue 35: a span that crosses a step boundary went whole into the step it
+// was entered in. Steps of 100 ms; denoise runs from 60 to 140 ms on rank 0
+// (40 ms in each step) and from 10 to 90 ms on rank 1 (all in step 0).
+TEST(ReportSteps, ASpanThatCrossesStepsCountsItsOverlapInEach) {
+  TempDir dir;
+  for (int rank = 0; rank < 2; ++rank) {
+    const int pid = 100 + rank;
+    json events = json::array({step_span(0, pid, 0, 100), step_span(1, pid, 100, 100),
+                               region_span("denoise", pid, rank == 0 ? 60 : 10, 80, 0)});
+    write_file(dir.file("trace_rank" + std::to_string(rank) + ".json"),
+               trace_of(rank, events).dump());
+  }
+  const json r = run_cli_json("report --json " + shell_quoted(dir.path()), 0);
+  const json* denoise = nullptr;
+  for (const auto& g : r["regions"]) {
+    if (g["region"] == "denoise") denoise = &g;
+  }
+  ASSERT_NE(denoise, nullptr) << r.dump(1);
+  const auto& steps = (*denoise)["steps"];
+  ASSERT_EQ(steps.size(), 2u) << denoise->dump(1);
+  EXPECT_EQ(steps[0]["step"], 0);
+  EXPECT_DOUBLE_EQ(steps[0]["per_rank"]["0"].get<double>(), 40);
+  EXPECT_DOUBLE_EQ(steps[0]["per_rank"]["1"].get<double>(), 80);
+  EXPECT_EQ(steps[1]["step"], 1);
+  EXPECT_DOUBLE_EQ(steps[1]["per_rank"]["0"].get<double>(), 40);
+  EXPECT_FALSE(steps[1]["per_rank"].contains("1")) << steps[1].dump();
+  EXPECT_DOUBLE_EQ((*denoise)["total"]["per_rank"]["0"].get<double>(), 80);
+
+  const std::string html = dir.file("report.html");
+  const auto text = run_cli("report --html " + shell_quoted(html) + " " + shell_quoted(dir.path()));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("Region denoise (ms per rank, 2 steps)"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("  1     40.000       -"), std::string::npos) << text.output;
+  EXPECT_NE(read_file(html).find("<title>rank 0, step 1: 40.000 ms</title>"), std::string::npos);
+}
+
+// Issue 35: with two ranks the median sits halfway, so a rank 20 ms slower
+// showed a "median excess" of 10 ms. The report also gives the excess over
+// the fastest rank, and from the torch_profiler traces' ops which ones took
+// the extra time inside the slow region.
+class ReportSlowRank : public ::testing::Test {
+ protected:
+  // Three steps of training_step: 10 ms on rank 0, 30 ms on rank 1, whose
+  // aten::mm takes 25 ms instead of 5. aten::add is slower on rank 1 too,
+  // but outside the region. Each rank also has a timeline trace (no ops).
+  void SetUp() override {
+    for (int rank = 0; rank < 2; ++rank) {
+      const int pid = 100 + rank;
+      json torch = json::array();
+      json timeline = json::array();
+      for (int step = 0; step < 3; ++step) {
+        const double t = step * 100.0;
+        const double ms = rank == 0 ? 10 : 30;
+        timeline.push_back(region_span("training_step", pid, t, ms, step));
+        torch.push_back(region_span("training_step", pid, t, ms, step));
+        torch.push_back(complete("aten::mm", "cpu_op", pid, t + 1, rank == 0 ? 5 : 25));
+        torch.push_back(complete("aten::relu", "cpu_op", pid, t + ms - 3, 2));
+        torch.push_back(complete("aten::add", "cpu_op", pid, t + 50, rank == 0 ? 1 : 40));
+      }
+      write_file(dir_.file("timeline_rank" + std::to_string(rank) + ".json"),
+                 trace_of(rank, timeline, "timeline").dump());
+      write_file(dir_.file("torch_trace_rank" + std::to_string(rank) + ".json"),
+                 trace_of(rank, torch).dump());
+    }
+  }
+  TempDir dir_;
+};
+
+TEST_F(ReportSlowRank, GivesTheExcessOverTheFastestRankAndTheOpsThatTookLonger) {
+  const json r = run_cli_json("report --json " + shell_quoted(dir_.path()), 0);
+  ASSERT_EQ(r["stragglers"].size(), 1u) << r.dump(1);
+  const auto& top = r["stragglers"][0];
+  EXPECT_EQ(top["rank"], 1);
+  EXPECT_DOUBLE_EQ(top["excess_over_fastest_ms"].get<double>(), 20);
+  const json* region = nullptr;
+  for (const auto& g : r["regions"]) {
+    if (g["region"] == "training_step") region = &g;
+  }
+  ASSERT_NE(region, nullptr);
+  ASSERT_EQ((*region)["stragglers"].size(), 1u);
+  const auto& s = (*region)["stragglers"][0];
+  EXPECT_DOUBLE_EQ(s["median_excess_ms"].get<double>(), 10);
+  EXPECT_DOUBLE_EQ(s["excess_over_fastest_ms"].get<double>(), 20);
+  EXPECT_EQ(s["fastest_rank"], 0);
+  // Each rank's excess over the fastest, per region.
+  EXPECT_DOUBLE_EQ((*region)["excess_over_fastest_ms"]["0"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ((*region)["excess_over_fastest_ms"]["1"].get<double>(), 20);
+  // aten::mm: 3 x 25 ms against 3 x 5 ms. aten::relu took as long on both;
+  // aten::add ran outside the region.
+  ASSERT_EQ(s["slower_ops"].size(), 1u) << s.dump(1);
+  const auto& op = s["slower_ops"][0];
+  EXPECT_EQ(op["op"], "aten::mm");
+  EXPECT_DOUBLE_EQ(op["rank_ms"].get<double>(), 75);
+  EXPECT_DOUBLE_EQ(op["fastest_ms"].get<double>(), 15);
+  EXPECT_DOUBLE_EQ(op["others_median_ms"].get<double>(), 15);
+  EXPECT_DOUBLE_EQ(op["added_ms"].get<double>(), 60);
+
+  const std::string html = dir_.file("report.html");
+  const auto text =
+      run_cli("report --html " + shell_quoted(html) + " " + shell_quoted(dir_.path()));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("training_step: rank 1 in 3 of 3 steps, median excess 10.000 ms over "
+                             "the median, 20.000 ms over the fastest rank (rank 0)"),
+            std::string::npos)
+      << text.output;
+  const auto ops = text.output.find("ops that took longer on rank 1 inside training_step");
+  ASSERT_NE(ops, std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("aten::mm", ops), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("aten::add", ops), std::string::npos) << text.output;
+  const std::string page = read_file(html);
+  EXPECT_NE(page.find("20.000 ms over the fastest rank (rank 0)"), std::string::npos);
+  EXPECT_NE(page.find("<td>aten::mm</td>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace regiontrace::test

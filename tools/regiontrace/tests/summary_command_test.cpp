@@ -305,5 +305,76 @@ TEST_F(SummaryCommand, AMemoryCounterTracesRegionsAreRegions) {
   EXPECT_DOUBLE_EQ(s["steps"][0]["wall_us"].get<double>(), 80);
 }
 
+// Issue 35: a span that crosses a step boundary went whole into the step it
+// began in (a 40 ms denoising span in a 21 ms step, the next step empty).
+// Step 0 is [0,100) us, step 1 [100,200); denoise runs [60,140) with
+// args.step 0 (the step it was entered in), aten::mm [70,130) inside it.
+json crossing_trace() {
+  auto step = [](int n, double ts, double dur) {
+    json e = span("ProfilerStep#" + std::to_string(n), "step", 1, 1000000001, ts, dur);
+    e["args"] = {{"step", n}};
+    return e;
+  };
+  json denoise = span("regiontrace.region::denoise", "user_annotation", 1, 1, 60, 80);
+  denoise["args"] = {{"region", "denoise"}, {"path", "denoise"}, {"depth", 0}, {"step", 0}};
+  json events = json::array(
+      {step(0, 0, 100), step(1, 100, 100), denoise, span("aten::mm", "cpu_op", 1, 1, 70, 60)});
+  return {{"traceEvents", events}};
+}
+
+TEST_F(SummaryCommand, ByStepSplitsASpanAtTheStepBoundary) {
+  const std::string path = dir_.file("crossing.json");
+  write_file(path, crossing_trace().dump());
+  const json s = run_cli_json("summary --json --by-step " + shell_quoted(path), 0);
+  ASSERT_EQ(s["steps"].size(), 2u) << s.dump(1);
+  // 40 us in each step, 10 us of it its own (30 us of aten::mm in each).
+  expect_row(s["steps"][0]["regions"], "denoise", 1, 40, 10);
+  expect_row(s["steps"][1]["regions"], "denoise", 1, 40, 10);
+  EXPECT_DOUBLE_EQ(s["steps"][0]["wall_us"].get<double>(), 100);
+  // The whole-trace tables still count the span once, whole.
+  expect_row(s["regions"], "denoise", 1, 80, 20);
+
+  const auto text = run_cli("summary --by-step " + shell_quoted(path));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("     0    0.100  step span  denoise 0.040\n"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("     1    0.100  step span  denoise 0.040\n"), std::string::npos)
+      << text.output;
+}
+
+// Issue 35: short names work wherever a name is read, --inside too: the
+// trace has the catalog's full name, profiler_region_inference_denoising.
+TEST_F(SummaryCommand, InsideTakesACatalogShortName) {
+  auto region = [](const std::string& name, const std::string& path, double ts, double dur) {
+    json e = span("regiontrace.region::" + name, "user_annotation", 1, 1, ts, dur);
+    e["args"] = {{"region", name}, {"path", path}, {"depth", 0}};
+    return e;
+  };
+  const std::string full = "profiler_region_inference_denoising";
+  json events = json::array(
+      {region(full, full, 0, 100), region("blocks.3", full + "/blocks.3", 10, 50),
+       span("aten::mm", "cpu_op", 1, 1, 20, 30), span("aten::add", "cpu_op", 1, 1, 70, 10)});
+  const std::string path = dir_.file("short.json");
+  write_file(path, json({{"traceEvents", events}}).dump());
+  for (const std::string& name :
+       {std::string("inference_denoising"), full, std::string("inference_denoising/blocks.3")}) {
+    const json s = run_cli_json("summary --json --inside " + name + " " + shell_quoted(path), 0);
+    ASSERT_TRUE(s.contains("inside")) << name << "\n" << s.dump(1);
+    EXPECT_EQ(s["inside"]["region_spans"], 1) << name;
+    expect_row(s["inside"]["ops"], "aten::mm", 1, 30, 30);
+  }
+  const json s =
+      run_cli_json("summary --json --inside inference_denoising " + shell_quoted(path), 0);
+  EXPECT_EQ(s["inside"]["region"], full);
+  EXPECT_EQ(s["inside"]["ops"].size(), 2u);
+  const auto text = run_cli("summary --inside inference_denoising " + shell_quoted(path));
+  EXPECT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("Ops inside region " + full + " (1 spans"), std::string::npos)
+      << text.output;
+  // A short name of a region the trace does not have is still an error.
+  EXPECT_EQ(run_cli("summary --inside inference_post_denoising " + shell_quoted(path)).exit_code,
+            2);
+}
+
 }  // namespace
 }  // namespace regiontrace::test

@@ -47,7 +47,7 @@ def abs_ns(trace, us):
 
 
 def step_spans(trace):
-    spans = [e for e in trace["traceEvents"] if e.get("cat") == "step" and e.get("ph") == "X"]
+    spans = [e for e in trace["traceEvents"] if e.get("name", "").startswith("ProfilerStep#") and e.get("ph") == "X"]
     return {e["args"]["step"]: e for e in spans}
 
 

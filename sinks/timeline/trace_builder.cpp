@@ -114,7 +114,9 @@ class Emitter {
         thread_name(tid, "steps");
       }
       begin_event();
-      text_ += "{\"ph\":\"X\",\"cat\":\"step\",\"name\":\"ProfilerStep#";
+      // Kineto's category for ProfilerStep#N: TensorBoard's profiler plugin
+      // finds steps only there.
+      text_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#";
       json::append_int(text_, s.step);
       text_ += "\",\"pid\":" + pid_ + ",\"tid\":";
       json::append_int(text_, tid);

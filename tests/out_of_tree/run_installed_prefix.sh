@@ -149,7 +149,7 @@ assert sorted(config["sinks"]) == sorted(sinks), config["sinks"]
 if "torch_profiler" in sinks:
     path = only("torch_trace*.json.gz") if glob.glob(
         os.path.join(out, "**", "torch_trace*.json.gz"), recursive=True) \
-        else only("torch_trace*[0-9].json")
+        else only("torch_trace*[0-9].pt.trace.json")
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         names = {e.get("name") for e in json.load(f)["traceEvents"]}
@@ -157,7 +157,8 @@ if "torch_profiler" in sinks:
 if "timeline" in sinks:
     with gzip.open(only("timeline_rank0*.json.gz"), "rt") as f:
         spans = [(e["args"]["path"], e["args"]["step"]) for e in json.load(f)["traceEvents"]
-                 if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+                 if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                 and not e["name"].startswith("ProfilerStep#")]
     assert sorted(spans) == sorted((p, s) for p in ("consumer_step", "consumer_step/consumer_work")
                                    for s in (0, 1)), spans
 if "region_stats" in sinks:

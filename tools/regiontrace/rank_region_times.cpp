@@ -6,6 +6,7 @@
 
 #include "event_fields.hpp"
 #include "step_overlap.hpp"
+#include "step_span.hpp"
 #include "trace_event_stream.hpp"
 #include "trace_identity.hpp"
 
@@ -73,8 +74,10 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
     if (!maybe_region) continue;
     args.parse(e.raw("args").value_or("{}"));
     const std::string pid(e.raw("pid").value_or("0"));
-    if (cat == "step") {
-      if (auto step = integer(args.raw("step"))) {
+    if (is_step_span(cat, name)) {
+      auto step = integer(args.raw("step"));
+      if (!step) step = step_of_step_name(name);
+      if (step) {
         steps[pid].add(*ts_ns, *ts_ns + *dur_ns, *step);
         out.step_ms[*step] += static_cast<double>(*dur_ns) / 1e6;
       }

@@ -6,7 +6,7 @@
 // args.region (torch_profiler, timeline), or named "<prefix>.region::<name>"
 // / "region::<name>", or of category "region" (memory_snapshot's counter
 // trace). A span's time in a step is its overlap with the step spans
-// (category "step", args.step) of its process, so a span that crosses a step
+// (ProfilerStep#N, step_span.hpp) of its process, so a span that crosses a step
 // boundary counts in each step it overlaps; a span that overlaps no step span
 // is in its args.step, else in no step (kWholeRun).
 #pragma once

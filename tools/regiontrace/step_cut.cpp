@@ -11,6 +11,7 @@
 #include "event_fields.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "step_overlap.hpp"
+#include "step_span.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -67,11 +68,13 @@ class StepCutter {
 
  private:
   static std::optional<std::int64_t> step_of_step_span(object event) {
+    const std::string_view name = string_field(event, "name").value_or("");
+    if (!is_step_span(string_field(event, "cat").value_or(""), name)) return std::nullopt;
     object args;
-    if (string_field(event, "cat") != "step" || event["args"].get_object().get(args)) {
-      return std::nullopt;
+    if (!event["args"].get_object().get(args)) {
+      if (auto step = integer_field(args, "step")) return step;
     }
-    return integer_field(args, "step");
+    return step_of_step_name(name);
   }
 
   // The threads with region spans (only their spans can change a region's

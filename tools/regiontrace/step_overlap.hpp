@@ -1,5 +1,5 @@
 // A span's time in each step: its overlap with each step span
-// (`ProfilerStep#N`, category "step", args.step) of its process. A span that
+// (`ProfilerStep#N`, step_span.hpp) of its process. A span that
 // crosses a step boundary is split there, so no step is credited with time
 // that ran in another (issue 35: a 40 ms span went whole into a 21 ms step).
 #pragma once

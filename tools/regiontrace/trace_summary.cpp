@@ -9,6 +9,7 @@
 
 #include "dom_json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
+#include "step_span.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -148,9 +149,13 @@ class SpanCollector {
                 std::string_view category, const SpanArgs& args) {
     if (category == "gpu_user_annotation") return;
     see_time(ts, ts + dur);
-    if (category == "step" && args.step != kNoStep) {
-      step_spans_[thread_pid_[thread]].push_back({to_ns(ts), to_ns(ts + dur), args.step});
-      return;
+    if (is_step_span(category, name)) {
+      const std::int64_t step =
+          args.step != kNoStep ? args.step : step_of_step_name(name).value_or(kNoStep);
+      if (step != kNoStep) {
+        step_spans_[thread_pid_[thread]].push_back({to_ns(ts), to_ns(ts + dur), step});
+        return;
+      }
     }
     const Group group = group_of(name, category, args);
     std::string key;

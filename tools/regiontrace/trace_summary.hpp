@@ -9,7 +9,7 @@
 //   wrote them: args.region, or a name `<prefix>.region::<name>` /
 //   `region::<name>` (torch_profiler, timeline), or category "region" (the
 //   memory_snapshot sink's counter trace). They are reported by region name.
-// - Step spans (category "step", args.step) are not ops: they give the step
+// - Step spans (ProfilerStep#N, step_span.hpp) are not ops: they give the step
 //   of the region spans they contain, when those carry no args.step.
 // - GPU work (category "kernel" or "gpu_*") is reported apart from CPU ops,
 //   since it runs concurrently. "gpu_user_annotation" spans, Kineto's copies

@@ -159,7 +159,8 @@ TEST(TimelineSink, StepSpansOnTheStepsTrackAndMarks) {
   shutdown();
   const json trace = read_gzip_json(only_trace(dir.path()));
   std::vector<json> steps, regions;
-  for (const json& e : events(trace, "X")) (e.at("cat") == "step" ? steps : regions).push_back(e);
+  for (const json& e : events(trace, "X"))
+    (e.at("name").get<std::string>().rfind("ProfilerStep#", 0) == 0 ? steps : regions).push_back(e);
   ASSERT_EQ(steps.size(), 4u);
   std::sort(steps.begin(), steps.end(),
             [](const json& a, const json& b) { return a.at("ts") < b.at("ts"); });

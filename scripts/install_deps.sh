@@ -21,7 +21,7 @@ packages=(
   clang libclang-rt-14-dev   # libFuzzer targets (scripts/fuzz.sh)
   prometheus-cpp-dev      # the region_stats sink's live metrics endpoint
   openmpi-bin libopenmpi-dev   # launcher tests: 4 ranks under mpirun
-  chromium                # headless viewer tests (report HTML; speedscope where it is installed)
+  chromium                # headless viewer tests (report HTML, TensorBoard's profiler plugin)
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -48,6 +48,8 @@ fi
 "$REGIONTRACE_PYTHON" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
 # FastVideo's own tests of the modules regiontrace.fastvideo replaces run
 # against it (python/tests/test_fastvideo_own_tests.py): its wheel, without
-# its ~50 dependencies, is their source; it is never imported.
+# its ~50 dependencies, is their source; it is never imported. HolisticTrace-
+# Analysis (python/tests/test_hta.py) comes the same way: its declared
+# dependencies include JupyterLab, and what it imports is in requirements.txt.
 "$REGIONTRACE_PYTHON" -m pip install --quiet --disable-pip-version-check --no-deps \
   -r "$here/requirements-no-deps.txt"

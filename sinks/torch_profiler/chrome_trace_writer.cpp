@@ -1,8 +1,12 @@
 #include "chrome_trace_writer.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -39,12 +43,7 @@ void append_us(std::string& out, std::int64_t ns) {
 
 class EventFormatter {
  public:
-  EventFormatter(const TraceData& data, std::int64_t base_ns)
-      : data_(data),
-        base_(base_ns),
-        device_activity_(std::any_of(data.ops.begin(), data.ops.end(), [](const OpRecord& op) {
-          return op.kind == OpRecord::Kind::kDevice;
-        })) {}
+  EventFormatter(const TraceData& data, std::int64_t base_ns) : data_(data), base_(base_ns) {}
 
   void header(std::string& out, std::string_view ph, std::string_view cat, std::string_view name,
               std::uint64_t tid, std::int64_t ts_ns) const {
@@ -125,6 +124,8 @@ class EventFormatter {
     if (op.sequence_nr >= 0) {
       key("Sequence number");
       json::append_int(out, op.sequence_nr);
+      key("Fwd thread id");
+      json::append_uint(out, op.fwd_thread);
     }
     if (op.kind == OpRecord::Kind::kDevice) {
       key("device");
@@ -138,9 +139,13 @@ class EventFormatter {
       key("correlation");
       json::append_uint(out, op.correlation_id);
     }
-    if (device_activity_ && op.external_id != 0) {
+    if (op.external_id != 0) {
       key("External id");
       json::append_uint(out, op.external_id);
+    }
+    if (op.event_index >= 0) {
+      key("Ev Idx");
+      json::append_int(out, op.event_index);
     }
     out += "}}";
   }
@@ -167,8 +172,8 @@ class EventFormatter {
   }
 
   void step(std::string& out, const StepSpan& s) const {
-    header(out, "X", "step", "ProfilerStep#" + std::to_string(s.step), s.thread + kStepTrackOffset,
-           s.start_ns);
+    header(out, "X", "user_annotation", "ProfilerStep#" + std::to_string(s.step),
+           s.thread + kStepTrackOffset, s.start_ns);
     out += ",\"dur\":";
     append_us(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
     out += ",\"args\":{\"step\":";
@@ -213,8 +218,6 @@ class EventFormatter {
  private:
   const TraceData& data_;
   std::int64_t base_;
-  // Ops carry their External id only where kernels refer to it.
-  bool device_activity_;
 };
 
 // Inclusive allocation balance of every CPU op: the [memory] events made
@@ -355,6 +358,43 @@ std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   return base - (base % 1000 + 1000) % 1000;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
+// Kineto's trace_id: 32 hex digits, new for every trace.
+std::string trace_id() {
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    char word[9];
+    std::snprintf(word, sizeof(word), "%08X", static_cast<unsigned>(rd()));
+    id += word;
+  }
+  return id;
+}
+
+// The document's start: the members Kineto writes before traceEvents, in its
+// order. distributedInfo is spaced as Python's json.dumps writes it (Kineto
+// gets it from torch.profiler that way): HolisticTraceAnalysis takes a
+// trace's rank from the first match of `"rank":\s+(\d+)` in the file, and
+// finds none in compact JSON. Nothing before it has such a match. There is
+// no "backend": the process group is the program's, not regiontrace's, and
+// deviceProperties stays empty: the CUDA device properties Kineto lists are
+// not read here.
+void append_kineto_metadata(std::string& buf, const TraceData& data) {
+  buf += "{\"schemaVersion\":1,\"deviceProperties\":[],\"trace_id\":\"";
+  buf += trace_id();
+  buf += "\",\"distributedInfo\":{\"rank\": ";
+  json::append_int(buf, data.rank);
+  buf += ", \"world_size\": ";
+  json::append_int(buf, data.world_size);
+  buf += "},\"host_name\":";
+  json::append_escaped(buf, host_name());
+}
+
 // The trace's "regiontrace" member and the document's end: the members
 // every sink writes (sink, ranks, pid, clockSync) first, then this sink's.
 void append_regiontrace_member(std::string& buf, const TraceData& data,
@@ -421,7 +461,8 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
 
   std::string buf;
   buf.reserve(1 << 20);
-  buf += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
+  append_kineto_metadata(buf, data);
+  buf += ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
   json::append_int(buf, base - data.realtime_minus_monotonic_ns);
   buf += ",\"traceEvents\":[";
   std::int64_t names = 0;
@@ -463,8 +504,10 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
     if (e.family != kMarker) {
       const bool over_count =
           limits.max_events > 0 && stats.events_written + markers_left >= limits.max_events;
-      const bool over_bytes = limits.max_bytes > 0 &&
-                              bytes + one.size() + marker_bytes + kTailReserve > limits.max_bytes;
+      const bool over_bytes =
+          limits.max_bytes > 0 &&
+          bytes + one.size() + marker_bytes + kTailReserve + data.trace_name.size() >
+              limits.max_bytes;
       if (over_count || over_bytes) {
         stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
         stats.events_cut = static_cast<std::int64_t>(entries.size() - k) - markers_left;
@@ -483,7 +526,9 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
     }
   }
 
-  buf += "],";
+  buf += "],\"traceName\":";
+  json::append_escaped(buf, data.trace_name);
+  buf += ',';
   append_regiontrace_member(buf, data, stats, base);
   out.write(buf);
   stats.bytes = out.bytes_written();

@@ -53,6 +53,7 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
   std::map<std::uint64_t, std::string> device_tracks;
   for (const KinetoEvent& e : events) {
     OpRecord r;
+    r.event_index = static_cast<std::int64_t>(out.size());
     r.name = e.name();
     r.category = kineto_category(e.activityType());
     r.start_ns = start_ns(e);
@@ -103,6 +104,7 @@ std::vector<OpRecord> read_ops(const CollectedProfile& profile,
       for (const auto& frame : e.stack()) r.stack.push_back(frame);
     }
     r.sequence_nr = e.sequenceNr();
+    if (r.sequence_nr >= 0) r.fwd_thread = e.fwdThreadId();
     out.push_back(std::move(r));
   }
   for (std::uint64_t tid : unknown) {

@@ -459,14 +459,25 @@ std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& r
     std::set<std::string> bases;
   };
   static Taken* taken = new Taken();
+  // torch_trace_rank0_pid42.<first step>.pt.trace.json.gz: TensorBoard's
+  // plugin takes what precedes ".<digits>.pt.trace" as the worker and the
+  // digits as its span, so a rank's windows are one worker's spans, as
+  // torch.profiler's tensorboard_trace_handler names them.
   std::string stem = "torch_trace";
-  if (rec.has_steps) stem += "_step" + std::to_string(rec.first_step);
+  std::string span;
+  if (rec.has_steps && rec.first_step >= 0) {
+    span = "." + std::to_string(rec.first_step);
+  } else if (rec.has_steps) {
+    stem += "_step" + std::to_string(rec.first_step);  // no digits-only span
+  }
   std::lock_guard<std::mutex> lock(taken->mutex);
   for (int n = 0;; ++n) {
-    const std::string base = ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "");
+    const std::string base =
+        ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "") + span;
     std::error_code ec;
-    if (taken->bases.count(base) != 0 || std::filesystem::exists(base + ".json", ec) ||
-        std::filesystem::exists(base + ".json.gz", ec)) {
+    if (taken->bases.count(base) != 0 ||
+        std::filesystem::exists(base + trace_extension(false), ec) ||
+        std::filesystem::exists(base + trace_extension(true), ec)) {
       continue;
     }
     taken->bases.insert(base);

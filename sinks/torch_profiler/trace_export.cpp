@@ -32,7 +32,7 @@ void cover_ops_running_at_the_end(TraceData& data) {
 }  // namespace
 
 std::string export_trace(ExportRequest& req, const ExportOptions& options, const ExportLog& log) {
-  const std::string path = req.path_base + (options.gzip ? ".json.gz" : ".json");
+  const std::string path = req.path_base + trace_extension(options.gzip);
   const std::string file = std::filesystem::path(path).filename().string();
   try {
     std::vector<ThreadInfo> unknown;
@@ -48,6 +48,7 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     cover_ops_running_at_the_end(req.data);
 
     req.data.clock_end = sdk::clock_sync::read();
+    req.data.trace_name = path;
     TraceFile out(path, options.gzip);
     const TraceWriteStats stats = write_chrome_trace(req.data, options.limits, out);
     out.commit();

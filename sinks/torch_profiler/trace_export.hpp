@@ -23,6 +23,12 @@ struct ExportRequest {
   std::string path_base;  // "<dir>/torch_trace_rank0_pid42": extensions are added
 };
 
+// ".pt.trace.json[.gz]": the suffix TensorBoard's profiler plugin and
+// HolisticTraceAnalysis users glob for in a folder of torch traces.
+inline const char* trace_extension(bool gzip) {
+  return gzip ? ".pt.trace.json.gz" : ".pt.trace.json";
+}
+
 struct ExportOptions {
   bool gzip = true;
   TraceLimits limits;

@@ -42,6 +42,9 @@ struct OpRecord {
   int device_type = 0;     // c10::DeviceType as int
   int device_index = -1;
   std::int64_t sequence_nr = -1;
+  std::uint64_t fwd_thread = 0;  // the forward op's thread, for ops with a sequence number
+  // The event's place in libtorch's list, Kineto's "Ev Idx". -1: none.
+  std::int64_t event_index = -1;
   // CUDA activity (libtorch with CUDA): a kernel and the runtime call that
   // launched it share `correlation_id`; both name the op they ran under by
   // `external_id`, which is that op's own `external_id`. 0: none.
@@ -141,6 +144,7 @@ struct TraceData {
   std::int64_t last_step = 0;
   bool has_steps = false;
   std::string torch_version;
+  std::string trace_name;  // the file's path, Kineto's top-level traceName
   // What was dropped while collecting because of the size cap.
   std::int64_t ops_refused = 0;
   std::string cap_reason;  // empty: no cap was reached while collecting

@@ -12,8 +12,10 @@ namespace fs = std::filesystem;
 // Never destroyed: traces are written (and old ones removed) from the host's
 // exit handler, which may run after later-constructed statics are gone.
 const std::regex& trace_pattern() {
+  // ".pt.trace" is what TensorBoard's plugin and HTA look for; traces of
+  // earlier versions, without it, still count for keep_last.
   static const std::regex* re = new std::regex(
-      R"(^(torch_trace(_step-?[0-9]+)?(_[0-9]+)?_rank([0-9]+)_pid[0-9]+)\.json(\.gz)?$)");
+      R"(^(torch_trace(_step-?[0-9]+)?(_[0-9]+)?_rank([0-9]+)_pid[0-9]+(\.[0-9]+)?)(\.pt\.trace)?\.json(\.gz)?$)");
   return *re;
 }
 

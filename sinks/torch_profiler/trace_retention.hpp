@@ -10,8 +10,11 @@
 
 namespace regiontrace::torch_profiler {
 
-// The file names the sink writes: "torch_trace[_step<N>][_<n>]_rank<R>_pid<P>"
-// followed by ".json", ".json.gz", ".summary.txt" or ".summary.json".
+// The file names the sink writes: "torch_trace[_<n>]_rank<R>_pid<P>[.<step>]"
+// ("_step-<N>" before the rank for a negative first step) followed by
+// ".pt.trace.json", ".pt.trace.json.gz", ".summary.txt" or ".summary.json";
+// the older "torch_trace_step<N>_..." names and ".json"/".json.gz" traces
+// without ".pt.trace" are recognized too.
 bool is_trace_file(const std::string& file_name, int rank);
 
 // Removes all but the `keep` newest traces of `rank` in `dir` (by

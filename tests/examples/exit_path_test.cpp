@@ -62,7 +62,7 @@ TEST(ExitPath, TorchProfilerWritesTheWindowOpenAtExit) {
     expect_clean_exit(r);
     const std::vector<std::string> traces = torch_traces(dir.file("out"));
     ASSERT_EQ(traces.size(), 3u) << join_words(traces) << "\n" << r.output;  // steps 1, 3, 5
-    const std::regex step5(".*torch_trace_step5_rank0_pid[0-9]+\\.json\\.gz$");
+    const std::regex step5(".*torch_trace_rank0_pid[0-9]+\\.5\\.pt\\.trace\\.json\\.gz$");
     const auto last = std::find_if(traces.begin(), traces.end(), [&](const std::string& t) {
       return std::regex_match(t, step5);
     });
@@ -75,7 +75,8 @@ TEST(ExitPath, TorchProfilerWritesTheWindowOpenAtExit) {
     // The window was closed by the exit handler: its disable marker says so.
     const std::vector<json> off = events_named(t, "regiontrace.profiler.disable_collection");
     ASSERT_FALSE(off.empty()) << *last;
-    const std::string base = last->substr(0, last->size() - std::string(".json.gz").size());
+    const std::string base =
+        last->substr(0, last->size() - std::string(".pt.trace.json.gz").size());
     EXPECT_GT(read_json_maybe_gz(base + ".summary.json").at("op_calls").get<long long>(), 0);
   }
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "regiontrace/sdk/span_nesting.hpp"
 #include "test_support.hpp"
@@ -323,13 +324,43 @@ TEST(ChromeTraceWriter, ActivitiesKeepKinetosCategories) {
   EXPECT_EQ((*find(t, "aten::mm"))["cat"], "cpu_op");  // no category read: the kind's own
 }
 
-TEST(ChromeTraceWriter, CpuOnlyTracesCarryNoLinks) {
+// Kineto names every CPU op's External id, kernels or not.
+TEST(ChromeTraceWriter, CpuOnlyTracesCarryExternalIdsButNoCorrelation) {
   TempDir dir;
   TraceData d = sample();
   d.ops[0].external_id = 5;
+  d.ops[0].sequence_nr = 9;
+  d.ops[0].fwd_thread = 2;
+  d.ops[0].event_index = 0;
   const json t = write(d, {}, dir);
-  EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("External id"));
-  EXPECT_FALSE((*find(t, "aten::mm"))["args"].contains("correlation"));
+  const json& args = (*find(t, "aten::mm"))["args"];
+  EXPECT_EQ(args["External id"], 5);
+  EXPECT_EQ(args["Sequence number"], 9);
+  EXPECT_EQ(args["Fwd thread id"], 2);
+  EXPECT_EQ(args["Ev Idx"], 0);
+  EXPECT_FALSE(args.contains("correlation"));
+}
+
+// HolisticTraceAnalysis takes the rank from the first `"rank":\s+(\d+)` in
+// the file, the way json.dumps spaces Kineto's distributedInfo.
+TEST(ChromeTraceWriter, WritesKinetosMetadataWithARankHtaFinds) {
+  TempDir dir;
+  TraceData d = sample();
+  d.trace_name = "/out/torch_trace_rank3_pid77.pt.trace.json.gz";
+  write(d, {}, dir);
+  const std::string text = read_maybe_gzip(dir.file("t.json"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"("rank":\s+(\d+))"))) << text;
+  EXPECT_EQ(m[1], "3");
+  EXPECT_LT(m.position(0), text.find("\"traceEvents\""));
+  const json t = json::parse(text);
+  EXPECT_EQ(t["schemaVersion"], 1);
+  EXPECT_EQ(t["deviceProperties"], json::array());
+  EXPECT_EQ(t["distributedInfo"], json::parse(R"({"rank":3,"world_size":4})"));
+  EXPECT_EQ(t["traceName"], d.trace_name);
+  EXPECT_TRUE(t["host_name"].is_string());
+  EXPECT_EQ(t["trace_id"].get<std::string>().size(), 32u);
+  EXPECT_TRUE(t["baseTimeNanoseconds"].is_number_integer());
 }
 
 // The issue's trace: libtorch 1.13 stamps whole microseconds, so aten::copy_
@@ -451,7 +482,7 @@ TEST(ChromeTraceWriter, StepSpansGoOnTheirOwnNamedTrack) {
   std::vector<json> steps;
   int step_track_names = 0;
   for (const json& e : t["traceEvents"]) {
-    if (e.value("cat", "") == "step") steps.push_back(e);
+    if (e.value("name", "").rfind("ProfilerStep#", 0) == 0) steps.push_back(e);
     if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "steps") {
       EXPECT_EQ(e["tid"], 11 + kStepTrackOffset);
       ++step_track_names;

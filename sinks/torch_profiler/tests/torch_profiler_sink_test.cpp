@@ -93,7 +93,7 @@ TEST_F(TorchProfilerSink, CollectsOnlyInsideSelectedRegions) {
 
   const std::vector<std::string> files = trace_files(dir_.path());
   ASSERT_EQ(files.size(), 1u);
-  const std::string suffix = "_rank0_pid" + std::to_string(::getpid()) + ".json.gz";
+  const std::string suffix = "_rank0_pid" + std::to_string(::getpid()) + ".pt.trace.json.gz";
   EXPECT_NE(files[0].find(suffix), std::string::npos) << files[0];
   const json t = load_trace(files[0]);
   const std::vector<json> spans = by_ts(region_spans(t));
@@ -207,7 +207,7 @@ TEST_F(TorchProfilerSink, WithFlopsAloneRecordsFlops) {
   EXPECT_EQ(t["regiontrace"]["record_shapes"], true);
   EXPECT_EQ(t["regiontrace"]["record_shapes_because"], "with_flops");
   const std::vector<std::string> files = trace_files(dir_.path());
-  const std::string base = files[0].substr(0, files[0].find(".json"));
+  const std::string base = files[0].substr(0, files[0].find(".pt.trace.json"));
   const json summary = json::parse(read_file(base + ".summary.json"));
   std::uint64_t flops = 0;
   for (const json& op : summary["ops"]) {
@@ -279,8 +279,8 @@ TEST_F(TorchProfilerSink, ScheduleRecordsActiveStepsOneTracePerCycle) {
   shutdown();
   const std::vector<std::string> files = trace_files(dir_.path());
   ASSERT_EQ(files.size(), 2u);
-  EXPECT_NE(files[0].find("torch_trace_step3_rank0"), std::string::npos) << files[0];
-  EXPECT_NE(files[1].find("torch_trace_step7_rank0"), std::string::npos) << files[1];
+  EXPECT_NE(files[0].find(".3.pt.trace.json.gz"), std::string::npos) << files[0];
+  EXPECT_NE(files[1].find(".7.pt.trace.json.gz"), std::string::npos) << files[1];
   const json first = load_trace(files[0]);
   const json second = load_trace(files[1]);
   EXPECT_EQ(span_steps(first), (std::set<long long>{3, 4}));
@@ -288,8 +288,9 @@ TEST_F(TorchProfilerSink, ScheduleRecordsActiveStepsOneTracePerCycle) {
   EXPECT_EQ(cpu_ops(first, "aten::mm").size(), 2u);
   EXPECT_EQ(cpu_ops(second, "aten::mm").size(), 2u);
   EXPECT_EQ(first["regiontrace"]["steps"], json::parse(R"({"first":3,"last":4})"));
-  const json summary = json::parse(read_file(
-      files[1].substr(0, files[1].size() - std::string(".json.gz").size()) + ".summary.json"));
+  const json summary = json::parse(
+      read_file(files[1].substr(0, files[1].size() - std::string(".pt.trace.json.gz").size()) +
+                ".summary.json"));
   EXPECT_EQ(summary["steps"], json::parse(R"({"first":7,"last":8})"));
 }
 
@@ -402,7 +403,7 @@ TEST_F(TorchProfilerSink, SetStepLeavesProfilerStepSpansOnAStepsTrack) {
   std::vector<json> steps;
   int track_names = 0;
   for (const json& e : t["traceEvents"]) {
-    if (e.value("cat", "") == "step") steps.push_back(e);
+    if (e.value("name", "").rfind("ProfilerStep#", 0) == 0) steps.push_back(e);
     if (e["ph"] == "M" && e["tid"] == track) {
       EXPECT_EQ(e["name"], "thread_name");
       EXPECT_EQ(e["args"]["name"], "steps");
@@ -611,16 +612,16 @@ TEST_F(TorchProfilerSink, KeepLastRemovesOlderTracesOfThisRankOnly) {
   const std::string pid = std::to_string(::getpid());
   const std::vector<std::string> traces = trace_files(dir_.path());
   ASSERT_EQ(traces.size(), 3u) << ::testing::PrintToString(names);
-  EXPECT_NE(traces[0].find("torch_trace_rank1_pid1.json.gz"), std::string::npos);
-  EXPECT_NE(traces[1].find("torch_trace_step5_rank0_pid" + pid), std::string::npos);
-  EXPECT_NE(traces[2].find("torch_trace_step7_rank0_pid" + pid), std::string::npos);
+  EXPECT_NE(traces[0].find("torch_trace_rank0_pid" + pid + ".5.pt.trace"), std::string::npos);
+  EXPECT_NE(traces[1].find("torch_trace_rank0_pid" + pid + ".7.pt.trace"), std::string::npos);
+  EXPECT_NE(traces[2].find("torch_trace_rank1_pid1.json.gz"), std::string::npos);
   for (const std::string& n : names) {
-    EXPECT_EQ(n.find("step1"), std::string::npos) << n;
-    EXPECT_EQ(n.find("step3"), std::string::npos) << n;
+    EXPECT_EQ(n.find(pid + ".1."), std::string::npos) << n;
+    EXPECT_EQ(n.find(pid + ".3."), std::string::npos) << n;
     EXPECT_NE(n, "torch_trace_rank0_pid1.summary.txt");
   }
   EXPECT_TRUE(fs::exists(dir_.file("notes.json")));
-  EXPECT_TRUE(fs::exists(dir_.file("torch_trace_step7_rank0_pid" + pid + ".summary.txt")));
+  EXPECT_TRUE(fs::exists(dir_.file("torch_trace_rank0_pid" + pid + ".7.summary.txt")));
 }
 
 TEST_F(TorchProfilerSink, EachThreadCollectsItsOwnSelectedRegions) {
@@ -863,7 +864,8 @@ TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
   shutdown();
   const std::vector<std::string> files = trace_files(dir_.path());
   ASSERT_EQ(files.size(), 1u);
-  const std::string base = files[0].substr(0, files[0].size() - std::string(".json.gz").size());
+  const std::string base =
+      files[0].substr(0, files[0].size() - std::string(".pt.trace.json.gz").size());
   const json s = json::parse(read_file(base + ".summary.json"));
   EXPECT_EQ(s["trace"], std::filesystem::path(files[0]).filename().string());
   const json& ops = s["ops"];

@@ -28,6 +28,14 @@ std::vector<std::string> names(const TempDir& dir) {
 }
 
 TEST(TraceRetention, RecognisesOnlyTheSinksFilesOfTheRank) {
+  EXPECT_TRUE(is_trace_file("torch_trace_rank0_pid12.pt.trace.json.gz", 0));
+  EXPECT_TRUE(is_trace_file("torch_trace_rank0_pid12.3.pt.trace.json.gz", 0));
+  EXPECT_TRUE(is_trace_file("torch_trace_1_rank0_pid12.3.pt.trace.json", 0));
+  EXPECT_TRUE(is_trace_file("torch_trace_step-3_rank0_pid12.pt.trace.json.gz", 0));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.3.pt.trace.json.gz", 1));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.3.summary.json", 0));
+  EXPECT_FALSE(is_trace_file("torch_trace_rank0_pid12.pt.json.gz", 0));
+  // Traces written before the ".pt.trace" suffix still count for keep_last.
   EXPECT_TRUE(is_trace_file("torch_trace_rank0_pid12.json.gz", 0));
   EXPECT_TRUE(is_trace_file("torch_trace_step3_rank0_pid12.json", 0));
   EXPECT_TRUE(is_trace_file("torch_trace_step3_2_rank0_pid12.json", 0));
@@ -45,17 +53,19 @@ TEST(TraceRetention, KeepsTheNewestWithTheirSummaries) {
   touch(dir, "torch_trace_rank0_pid1.summary.json", 30);
   touch(dir, "torch_trace_step2_rank0_pid2.json", 20);
   touch(dir, "torch_trace_step2_rank0_pid2.summary.txt", 20);
-  touch(dir, "torch_trace_step5_rank0_pid2.json.gz", 10);
-  touch(dir, "torch_trace_rank1_pid3.json.gz", 40);  // another rank
-  touch(dir, "regiontrace_config_rank0.json", 50);   // not a trace
+  touch(dir, "torch_trace_rank0_pid2.5.pt.trace.json.gz", 10);
+  touch(dir, "torch_trace_rank0_pid2.5.summary.txt", 10);
+  touch(dir, "torch_trace_rank1_pid3.pt.trace.json.gz", 40);  // another rank
+  touch(dir, "regiontrace_config_rank0.json", 50);            // not a trace
   const std::vector<std::string> removed = remove_old_traces(dir.path(), 0, 2);
   EXPECT_EQ(removed.size(), 3u);
   EXPECT_EQ(names(dir), (std::vector<std::string>{
                             "regiontrace_config_rank0.json",
-                            "torch_trace_rank1_pid3.json.gz",
+                            "torch_trace_rank0_pid2.5.pt.trace.json.gz",
+                            "torch_trace_rank0_pid2.5.summary.txt",
+                            "torch_trace_rank1_pid3.pt.trace.json.gz",
                             "torch_trace_step2_rank0_pid2.json",
                             "torch_trace_step2_rank0_pid2.summary.txt",
-                            "torch_trace_step5_rank0_pid2.json.gz",
                         }));
 }
 

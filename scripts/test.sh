@@ -35,9 +35,10 @@ fi
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 for sanitizer in address thread; do
   dir=build-$sanitizer
+  mkdir -p "$dir"  # its configure.log goes inside, like build/'s
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=$sanitizer \
     -DREGIONTRACE_WITH_TORCH=OFF -DREGIONTRACE_WITH_NVTX=OFF -DREGIONTRACE_BUILD_EXAMPLES=OFF \
-    -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+    -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; exit 1; }
   "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_core_tests \
     regiontrace_core_internal_tests regiontrace_timeline_tests regiontrace_timeline_unit_tests
   # A forked child starting its own sinks starts a thread: allowed, though
@@ -52,9 +53,10 @@ done
 # Only what those tests run is built.
 source scripts/python_env.sh
 dir=build-address-torch
+mkdir -p "$dir"
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_SANITIZER=address \
   -DREGIONTRACE_PYTHON="$REGIONTRACE_PYTHON" -DREGIONTRACE_WITH_PYTHON=OFF \
-  -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
+  -DREGIONTRACE_BUILD_BENCHMARKS=OFF > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; exit 1; }
 "${sanitized[@]}" cmake --build "$dir" -j"$(nproc)" --target regiontrace_examples_tests
 # libtorch's own leaks (only those) are suppressed; print_suppressions=0 keeps
 # LeakSanitizer's tally out of the output the tests read.

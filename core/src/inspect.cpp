@@ -177,7 +177,7 @@ SinkFiles find_sinks(const Environment& environment) {
   const std::string builtin = detail::PluginLoader::builtin_dir();
   std::error_code ec;
   if (!builtin.empty() && std::filesystem::is_directory(builtin, ec)) {
-    dirs.emplace_back(builtin, "built-in sinks");
+    dirs.emplace_back(builtin, detail::kBuiltinSinksOrigin);
   }
   SinkFiles out;
   for (detail::PluginFile& f : detail::PluginLoader::discover(dirs, &out.errors)) {

@@ -356,7 +356,7 @@ void warn_of_plugins_nothing_enables(const EffectiveConfig& cfg) {
   std::vector<std::string> found;
   std::string first;
   for (const PluginFile& f : cfg.plugins) {
-    if (f.origin == "built-in sinks" || f.sink_name.empty()) continue;
+    if (f.origin == kBuiltinSinksOrigin || f.sink_name.empty()) continue;
     found.push_back("`" + f.sink_name + "` (" + f.path + ", from " + f.origin + ")");
     if (first.empty()) first = f.sink_name;
   }

@@ -28,6 +28,10 @@ struct LoadedPlugin {
   SinkSchema schema;
 };
 
+// The origin of the built-in folder's plugins: messages list the folders
+// users named and only count the built-in ones.
+inline constexpr const char* kBuiltinSinksOrigin = "built-in sinks";
+
 class REGIONTRACE_INTERNAL PluginLoader {
  public:
   // <folder of libregiontrace.so>/regiontrace/plugins: the built-in sinks,

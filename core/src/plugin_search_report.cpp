@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "plugin_loader.hpp"
 #include "suggest.hpp"
 
 namespace regiontrace::detail {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kBuiltinOrigin = "built-in sinks";
 
 // The names PluginLoader::discover takes: [lib]regiontrace_sink_<name>.so.
 bool is_plugin_name(std::string file) {
@@ -54,7 +53,7 @@ std::string describe_folder(const std::string& entry, const std::string& origin)
   if (!fs::is_directory(p, ec)) return out + "not a folder";
   std::vector<std::string> plugins, others;
   for (const std::string& f : so_files(p)) (is_plugin_name(f) ? plugins : others).push_back(f);
-  if (origin == kBuiltinOrigin) return out + std::to_string(plugins.size()) + " plugins";
+  if (origin == kBuiltinSinksOrigin) return out + std::to_string(plugins.size()) + " plugins";
   out += plugins.empty() ? "no regiontrace_sink_<name>.so" : join(plugins, ", ");
   if (!others.empty()) {
     out += "; ignored, not named regiontrace_sink_<name>.so: " + join(others, ", ");

@@ -213,7 +213,7 @@ std::vector<std::pair<std::string, std::string>> plugin_search_path(const Config
   const std::string builtin = PluginLoader::builtin_dir();
   std::error_code ec;
   if (!builtin.empty() && fs::is_directory(builtin, ec))
-    dirs.emplace_back(builtin, "built-in sinks");
+    dirs.emplace_back(builtin, kBuiltinSinksOrigin);
   return dirs;
 }
 

@@ -31,15 +31,20 @@
 # GPU_CHECK_REPORT (gpu_check_report.md), GPU_CHECK_WORK_DIR (logs and
 # outputs; a new folder under /tmp), GPU_CHECK_SUITE_TIMEOUT (seconds for the
 # whole suite, 900).
+#
+#   --quick   builds only what the GPU items run and skips the whole suite:
+#             for a short device lease.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 deps=""
+quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --deps) deps=$2; shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
-    *) echo "gpu_check.sh: unknown argument '$1' (valid: --deps DIR)" >&2; exit 2 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    *) echo "gpu_check.sh: unknown argument '$1' (valid: --deps DIR, --quick)" >&2; exit 2 ;;
   esac
 done
 report=${GPU_CHECK_REPORT:-$root/gpu_check_report.md}
@@ -171,7 +176,13 @@ if [ -n "$deps" ]; then
       say "(the bundled pybind11/pytest wheels did not install for $python)"
   fi
   export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}"
   export CPATH="$prefix/usr/include${CPATH:+:$CPATH}"
+  # The packages' .pc files say prefix=/usr: the sysroot puts their -I and
+  # -L inside the unpacked tree, and only that tree is searched.
+  export PKG_CONFIG_LIBDIR="$prefix/usr/lib/x86_64-linux-gnu/pkgconfig:$prefix/usr/share/pkgconfig"
+  export PKG_CONFIG_SYSROOT_DIR="$prefix"
+  command -v pkg-config >/dev/null 2>&1 || cmake_args+=(-DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf")
 fi
 
 say "| item | result | detail |"
@@ -181,7 +192,17 @@ grep -E 'regiontrace' "$work/configure.log" | sed 's/^-- /    /' >>"$work/summar
 # Keep going past a failing file: one run then shows every compile error,
 # and whatever did build is still checked below.
 keep_going=(-k); [[ " ${cmake_args[*]} " == *" -G Ninja "* ]] && keep_going=(-k 0)
-check build cmake --build "$build" -j"$(nproc)" -- "${keep_going[@]}"
+targets=()
+if [ "$quick" -eq 1 ]; then
+  for t in regiontrace_cuda_tests regiontrace_gpu_figures regiontrace_torch_profiler_workload \
+           video_pipeline regiontrace_nvtx_record regiontrace_nvtx_injection \
+           regiontrace_sink_torch_profiler regiontrace_sink_memory_snapshot \
+           regiontrace_sink_activation_trace regiontrace_sink_nvtx regiontrace_sink_region_stats \
+           regiontrace_sink_timeline; do
+    targets+=(--target "$t")
+  done
+fi
+check build cmake --build "$build" -j"$(nproc)" "${targets[@]}" -- "${keep_going[@]}"
 bin=$build/bin
 
 # On a GPU none of them may skip.
@@ -218,7 +239,11 @@ fi
 check figures bash -c "'$bin/regiontrace_gpu_figures' '$work/figures' > '$work/figures.json'"
 
 suite_timeout=${GPU_CHECK_SUITE_TIMEOUT:-900}
-check whole_suite timeout "$suite_timeout" bash -c "cd '$build' && ctest -LE cuda --output-on-failure -j$(nproc) --timeout 300"
+if [ ${#targets[@]} -eq 0 ]; then
+  check whole_suite timeout "$suite_timeout" bash -c "cd '$build' && ctest -LE cuda --output-on-failure -j$(nproc) --timeout 300"
+else
+  say "| whole_suite | NOT RUN | --quick: only what the GPU items run was built |"
+fi
 
 say ""
 say "## Figures"

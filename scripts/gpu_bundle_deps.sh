@@ -24,6 +24,7 @@ packages=(
   libre2-dev libre2-9 libfmt-dev libfmt9
   prometheus-cpp-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0
   libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1
+  civetweb  # civetweb-targets.cmake insists its server program exists
   pkgconf-bin libpkgconf3  # CMake finds re2 through pkg-config; an image may lack it
 )
 if ! apt-cache show "${packages[0]}" >/dev/null 2>&1; then

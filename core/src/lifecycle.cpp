@@ -168,11 +168,14 @@ void install_process_hooks() {
   pthread_atfork(nullptr, nullptr, &in_forked_child);
 }
 
-// The folders running sinks write files into.
+// The folders running sinks write files into; `described`: only those that
+// get the run's configuration beside their files (`config_snapshot`).
 std::set<std::string> written_folders(const EffectiveConfig& cfg,
-                                      const std::vector<std::unique_ptr<SinkSlot>>& slots) {
+                                      const std::vector<std::unique_ptr<SinkSlot>>& slots,
+                                      bool described = false) {
   std::set<std::string> dirs;
   for (const SinkSettings& s : cfg.sinks) {
+    if (described && !s.config_snapshot) continue;
     for (const auto& slot : slots) {
       if (slot->name == s.name && (slot->interests & kWritesNoFiles) == 0) {
         dirs.insert(s.output_dir);
@@ -383,11 +386,11 @@ void warn_of_plugins_nothing_enables(const EffectiveConfig& cfg) {
 }
 
 // Hands the built sinks to the dispatcher and turns regions on.
-void go_live(const EffectiveConfig& cfg, const std::set<std::string>& written,
-             std::vector<std::unique_ptr<SinkSlot>> slots) {
-  write_effective_config(cfg, written);
+void go_live(const EffectiveConfig& cfg, std::vector<std::unique_ptr<SinkSlot>> slots) {
+  const std::set<std::string> described = written_folders(cfg, slots, true);
+  write_effective_config(cfg, described);
   delete written_config();
-  written_config() = new WrittenConfig{cfg, written};
+  written_config() = new WrittenConfig{cfg, described};
   bool tensors = false;
   std::string names;
   for (const auto& slot : slots) {
@@ -443,7 +446,7 @@ void start(const Options& options, bool explicit_init) {
     g_state.store(kStateOff);
     return;
   }
-  go_live(cfg, written, std::move(slots));
+  go_live(cfg, std::move(slots));
 }
 
 void stop() {

@@ -148,8 +148,8 @@ TEST(Lifecycle, FlushWritesWhatTheSinksHoldAndTheyGoOn) {
   { RT_REGION("after_flush"); }
   shutdown();
   EXPECT_EQ(region_sequence(read_jsonl(file)),
-            (std::vector<std::string>{"begin before_flush", "end before_flush",
-                                      "begin after_flush", "end after_flush"}));
+            (std::vector<std::string>{"begin before_flush", "end before_flush", "begin after_flush",
+                                      "end after_flush"}));
   flush();
   EXPECT_TRUE(inspect::running_sinks().empty());
 }
@@ -180,6 +180,30 @@ TEST(Lifecycle, OnlySinksThatWriteFilesGetAnOutputFolder) {
   EXPECT_TRUE(enabled());
   shutdown();
   EXPECT_FALSE(std::filesystem::exists(dir.file("regiontrace_out")));
+}
+
+// `config_snapshot: false` keeps a sink's folder to its own files (a folder
+// FastVideo's tests or HTA read takes any other *.json for a trace); the
+// other sinks' folders still get the configuration.
+TEST(Lifecycle, ConfigSnapshotFalseLeavesTheSinksFolderToItsOwnFiles) {
+  CleanEnv env;
+  TempDir dir;
+  Options o;
+  o.read_environment = false;
+  o.set("plugins.paths", test_plugin_dir());
+  o.set("sinks.recorder.output_dir", dir.file("traces"));
+  o.set("sinks.recorder.config_snapshot", "false");
+  init(o);
+  { RT_REGION("without_a_snapshot"); }
+  shutdown();
+  EXPECT_EQ(list_files(dir.file("traces"), "recorder_rank0_pid").size(), 1u);
+  EXPECT_TRUE(list_files(dir.file("traces"), "regiontrace_config").empty());
+
+  o.set("sinks.recorder.config_snapshot", "true");
+  init(o);
+  { RT_REGION("with_a_snapshot"); }
+  shutdown();
+  EXPECT_EQ(list_files(dir.file("traces"), "regiontrace_config_rank0_pid").size(), 1u);
 }
 
 TEST(Lifecycle, NoSinkConfiguredMeansOff) {

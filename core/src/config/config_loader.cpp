@@ -300,6 +300,10 @@ const SinkSchema& common_sink_schema() {
                         "top-level `ranks`); empty = all"),
       KeySpec::path("output_dir", "", "where this sink writes (default: the top-level output_dir)")
           .no_default(),
+      KeySpec::boolean("config_snapshot", true,
+                       "also write regiontrace_config_rank<r>_pid<p>.json (how the run was "
+                       "configured) into this sink's output_dir; false keeps the folder to the "
+                       "sink's own files (FastVideo's layout, HTA)"),
   };
   return schema;
 }
@@ -393,6 +397,7 @@ void add_sink_settings(const std::string& name, const ConfigTree& tree, Validato
       ev.source = s.ranks_origin;
     }
   }
+  s.config_snapshot = values["config_snapshot"].empty() || values["config_snapshot"][0] != "false";
   s.output_dir = values.count("output_dir") && !values["output_dir"].empty() &&
                          !values["output_dir"][0].empty()
                      ? values["output_dir"][0]

@@ -40,6 +40,8 @@ struct SinkSettings {
   std::vector<long long> ranks;  // empty: every rank
   std::string ranks_origin;      // "`ranks` (env REGIONTRACE_RANKS)"
   std::string output_dir;
+  // regiontrace_config_rank<r>_pid<p>.json goes into output_dir too.
+  bool config_snapshot = true;
   std::map<std::string, std::vector<std::string>> values;  // the sink's own keys
 
   // Whether the sink is built on `rank`: the one rule start-up and the

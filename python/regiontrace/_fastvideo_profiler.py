@@ -210,6 +210,9 @@ class TorchProfilerController:
             "sinks.torch_profiler.enabled": "true",
             "sinks.torch_profiler.output_dir": os.path.abspath(os.path.expanduser(self._profiler)),
             "sinks.torch_profiler.prefix": "fastvideo",
+            # FastVideo's folder: its trace and summary names, nothing else.
+            "sinks.torch_profiler.layout": "fastvideo",
+            "sinks.torch_profiler.config_snapshot": "false",
             "sinks.torch_profiler.regions": ",".join(sorted(self._config.regions)),
         }
         if "torch_profiler" in _regiontrace.running_sinks():

@@ -21,13 +21,6 @@ _SUITES = {
     "tests/contract/test_profiler_regions.py": 6,
     "tests/hooks/test_activation_trace.py": 6,
 }
-# Tests that fail for a difference docs/parity.md lists, with the reason. They
-# must fail: one that starts passing is taken off this list.
-_KNOWN_DIFFERENCES = {
-    "test_regions_gate_collection_and_atexit_exports":
-        "the trace folder's FastVideo layout (<host>_<pid>.<ns>.pt.trace.json.gz, "
-        "summary_rank<r>.txt/.json, nothing else) is not built yet",
-}
 # `from fastvideo.x import a, b` or `(a,\n b,\n)`, also inside the strings
 # that hold child programs (where a "\n" escape may follow the names).
 _IMPORT = re.compile(r"from fastvideo(?:\.\w+)+ import (?:\([^)]*\)|[\w, *]+)")
@@ -64,5 +57,4 @@ def test_fastvideos_own_tests_pass_on_regiontrace(tmp_path, suite):
         outcomes[case.get("name")] = "failed" if failed else (
             "skipped" if case.find("skipped") is not None else "passed")
     assert len(outcomes) == _SUITES[suite], outcomes
-    expected = {name: "failed" if name in _KNOWN_DIFFERENCES else "passed" for name in outcomes}
-    assert outcomes == expected, proc.stdout[-8000:]
+    assert outcomes == {name: "passed" for name in outcomes}, proc.stdout[-8000:]

@@ -9,16 +9,15 @@ steps of a `training_step` region holding `forward` (10 ms), rank 2 sleeping
 spans and collection markers: HTA's CPU-side analyses are what applies.
 
 HTA takes a trace's rank from the first `"rank":\\s+(\\d+)` in the file and
-treats every *.json and *.gz in trace_dir as a trace, so it is pointed at a
-folder of the *.pt.trace.json.gz files alone: the output folder also holds
-the summaries and regiontrace_config_rank<r>_pid<p>.json, which HTA cannot
-parse."""
+treats every *.json and *.gz in trace_dir as a trace, so the sink writes the
+traces alone (`layout: traces`, `config_snapshot: false`: no summaries, no
+regiontrace_config_rank<r>_pid<p>.json) and HTA is pointed at the output
+folder itself, as a user would."""
 
 import glob
 import gzip
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -51,10 +50,12 @@ def _cli(*args):
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    """(output folder, folder of the traces alone) of one 4-rank run."""
+    """The output folder of one 4-rank run: the traces alone."""
     out = tmp_path_factory.mktemp("hta_out")
     env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
                     REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=out,
+                    REGIONTRACE_TORCH_PROFILER_LAYOUT="traces",
+                    REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT="false",
                     REGIONTRACE_LOG_LEVEL="warn",
                     # Open MPI in a container: shared memory without CMA.
                     OMPI_MCA_btl_vader_single_copy_mechanism="none")
@@ -62,15 +63,14 @@ def job(tmp_path_factory):
         [_required("RT_TEST_MPIRUN"), "--allow-run-as-root", "--oversubscribe", "-np", "4",
          "--mca", "btl", "self,vader", "-x", "REGIONTRACE_PLUGIN_PATH", "-x", "REGIONTRACE_SINKS",
          "-x", "REGIONTRACE_OUTPUT_DIR", "-x", "REGIONTRACE_LOG_LEVEL",
+         "-x", "REGIONTRACE_TORCH_PROFILER_LAYOUT", "-x", "REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT",
          _required("RT_TEST_STRAGGLER_PROGRAM"), str(STEPS), "10", str(SLOW_RANK), "20"],
         env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = sorted(glob.glob(str(out / "torch_trace_*.pt.trace.json.gz")))
     assert len(traces) == 4, sorted(os.listdir(out))
-    only = tmp_path_factory.mktemp("hta_traces")
-    for t in traces:
-        shutil.copy(t, only)
-    return out, only
+    assert sorted(os.listdir(out)) == sorted(os.path.basename(t) for t in traces)
+    return out
 
 
 def _load(folder, **kwargs):
@@ -87,7 +87,7 @@ def _rank_of_file(analysis):
 
 
 def test_each_trace_is_its_own_rank_with_every_step(job):
-    _, traces = job
+    traces = job
     a = _load(traces, include_last_profiler_step=True)
     assert set(a.t.get_ranks()) == RANKS
     for rank, name in _rank_of_file(a).items():
@@ -100,7 +100,7 @@ def test_each_trace_is_its_own_rank_with_every_step(job):
 
 def test_hta_drops_the_last_step_by_default(job):
     # HTA's convention for an iteration that may be incomplete, not ours.
-    _, traces = job
+    traces = job
     a = _load(traces)
     assert [int(s) for s in a.get_profiler_steps()] == list(range(STEPS - 1))
 
@@ -111,7 +111,7 @@ def _frame(a, rank):
 
 
 def test_step_and_span_times_agree_with_regiontrace_report(job):
-    out, traces = job
+    traces = job
     a = _load(traces, include_last_profiler_step=True)
     report = _cli("report", "--json", str(traces))
     assert set(report["ranks"]) == RANKS
@@ -138,7 +138,7 @@ def test_step_and_span_times_agree_with_regiontrace_report(job):
 
 
 def test_span_totals_agree_with_regiontrace_summary(job):
-    _, traces = job
+    traces = job
     a = _load(traces, include_last_profiler_step=True)
     for rank, path in a.t.trace_files.items():
         summary = _cli("summary", "--json", path)
@@ -155,7 +155,7 @@ def test_a_compact_rank_is_invisible_to_hta(job, tmp_path):
     # What regiontrace wrote before: `"rank":2` without the space json.dumps
     # puts there. HTA then falls back to rank 0 for every file, and the ranks
     # overwrite one another.
-    _, traces = job
+    traces = job
     for path in glob.glob(str(traces / "*.pt.trace.json.gz")):
         with gzip.open(path, "rt") as f:
             text = f.read()

@@ -1,7 +1,5 @@
 #include "chrome_trace_writer.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -10,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "host_name.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
@@ -356,12 +355,6 @@ std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   // exactly in doubles; a child that ends with its parent then ends with it
   // on screen too, not an ulp after it.
   return base - (base % 1000 + 1000) % 1000;
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return {};
-  return name;
 }
 
 // Kineto's trace_id: 32 hex digits, new for every trace.

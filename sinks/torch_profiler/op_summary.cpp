@@ -13,20 +13,6 @@ namespace {
 
 namespace json = regiontrace::json;
 
-std::string shapes_text(const OpRecord& op) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < op.shapes.size(); ++i) {
-    if (i) s += ", ";
-    s += '[';
-    for (std::size_t j = 0; j < op.shapes[i].size(); ++j) {
-      if (j) s += ", ";
-      s += std::to_string(op.shapes[i][j]);
-    }
-    s += ']';
-  }
-  return s + "]";
-}
-
 template <typename Key>
 std::vector<OpStats> sorted(std::map<Key, OpStats>& table, bool by_self) {
   std::vector<OpStats> v;
@@ -112,6 +98,20 @@ std::string steps_text(const TraceData& data) {
 
 }  // namespace
 
+std::string input_shapes_text(const OpRecord& op) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < op.shapes.size(); ++i) {
+    if (i) s += ", ";
+    s += '[';
+    for (std::size_t j = 0; j < op.shapes[i].size(); ++j) {
+      if (j) s += ", ";
+      s += std::to_string(op.shapes[i][j]);
+    }
+    s += ']';
+  }
+  return s + "]";
+}
+
 OpSummary summarize(const TraceData& data) {
   OpSummary s;
   // The times the trace shows (slice_times.hpp): `regiontrace summary` of
@@ -143,7 +143,7 @@ OpSummary summarize(const TraceData& data) {
     st.name = op.name;
     add(st);
     if (data.record_shapes) {
-      const std::string key = shapes_text(op);
+      const std::string key = input_shapes_text(op);
       OpStats& sh = shapes[{op.name, key}];
       sh.name = op.name;
       sh.input_shapes = key;

@@ -38,6 +38,10 @@ struct OpSummary {
 
 OpSummary summarize(const TraceData& data);
 
+// "[[64, 64], []]": an op's input shapes as Python prints torch's
+// input_shapes (an empty list for an input that is not a tensor).
+std::string input_shapes_text(const OpRecord& op);
+
 // `trace_file`: the trace the summary describes, named in both outputs.
 // The text table shows at most `max_rows` rows per table; the JSON has all.
 std::string summary_text(const OpSummary& summary, const TraceData& data,

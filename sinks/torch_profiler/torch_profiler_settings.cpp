@@ -48,6 +48,10 @@ SinkSchema TorchProfilerSettings::schema() {
       KeySpec::string("prefix", "regiontrace",
                       "span and marker names: <prefix>.region::<name>, "
                       "<prefix>.profiler.enable_collection"),
+      KeySpec::one_of("layout", "regiontrace", {"regiontrace", "fastvideo", "traces"},
+                      "the folder's files: regiontrace (trace + .summary.txt/.json), fastvideo "
+                      "(<host>_<pid>.<ns>.pt.trace.json.gz + summary_rank<r>.txt/.json, as "
+                      "FastVideo writes them), traces (the traces alone, a folder HTA loads)"),
   };
 }
 
@@ -79,6 +83,10 @@ TorchProfilerSettings TorchProfilerSettings::read(const SinkContext& ctx,
   s.max_trace_mb = ctx.get_double("max_trace_mb");
   s.keep_last = ctx.get_int("keep_last");
   s.prefix = ctx.get_string("prefix");
+  const std::string layout = ctx.get_string("layout");
+  s.layout = layout == "fastvideo" ? Layout::kFastVideo
+             : layout == "traces"  ? Layout::kTraces
+                                   : Layout::kRegiontrace;
   if (s.schedule.active == 0 &&
       (s.schedule.skip_first || s.schedule.wait || s.schedule.warmup || s.schedule.repeat)) {
     notes->push_back(

@@ -14,6 +14,14 @@
 
 namespace regiontrace::torch_profiler {
 
+// What the output folder holds beside each trace (docs/profiling.md, Output
+// layouts).
+enum class Layout {
+  kRegiontrace,  // torch_trace_rank<r>_pid<p>[.<step>].pt.trace.json.gz + .summary.txt/.json
+  kFastVideo,    // <host>_<pid>.<ns>.pt.trace.json.gz + summary_rank<r>.txt/.json, as FastVideo
+  kTraces,       // the regiontrace-named traces alone: what HTA loads as a folder
+};
+
 struct TorchProfilerSettings {
   ProfilerOptions profiler;
   bool shapes_for_flops = false;  // record_shapes was off and with_flops turned it on
@@ -24,6 +32,7 @@ struct TorchProfilerSettings {
   double max_trace_mb = 0;
   std::int64_t keep_last = 0;
   std::string prefix = "regiontrace";
+  Layout layout = Layout::kRegiontrace;
 
   static SinkSchema schema();
   // `notes`: settings that were accepted but mean less than they say.

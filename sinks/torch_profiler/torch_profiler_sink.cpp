@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "fastvideo_layout.hpp"
 #include "trace_export.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -403,6 +404,8 @@ void TorchProfilerSink::post_export(std::shared_ptr<ExportRequest> req) {
   options.keep_last = settings_.keep_last;
   options.output_dir = ctx_.output_dir();
   options.rank = ctx_.rank();
+  options.pid = ctx_.pid();
+  options.layout = settings_.layout;
   traces_posted_.fetch_add(1);
   ExportJob job = [this, req, options] {
     export_trace(*req, options,
@@ -472,8 +475,12 @@ std::string TorchProfilerSink::next_path_base(const CollectionWindow::Records& r
   }
   std::lock_guard<std::mutex> lock(taken->mutex);
   for (int n = 0;; ++n) {
+    // FastVideo's folder: tensorboard_trace_handler's "<host>_<pid>.<ns>",
+    // the ns of the wall clock at export (the next one if that is taken).
     const std::string base =
-        ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "") + span;
+        settings_.layout == Layout::kFastVideo
+            ? fastvideo_trace_base(ctx_.output_dir(), ctx_.pid(), n)
+            : ctx_.output_path(n == 0 ? stem : stem + "_" + std::to_string(n), "") + span;
     std::error_code ec;
     if (taken->bases.count(base) != 0 ||
         std::filesystem::exists(base + trace_extension(false), ec) ||

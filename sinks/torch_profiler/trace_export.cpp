@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "device_windows.hpp"
+#include "fastvideo_layout.hpp"
 #include "op_summary.hpp"
 #include "profiler_result.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
@@ -55,10 +56,21 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     req.profile.reset();  // libtorch's copy of the events is no longer needed
 
     const OpSummary summary = summarize(req.data);
-    for (const auto& [ext, text] : {std::pair<std::string, std::string>{
-                                        ".summary.txt", summary_text(summary, req.data, file)},
-                                    {".summary.json", summary_json(summary, req.data, file)}}) {
-      sdk::WholeFileWriter out(req.path_base + ext);
+    std::vector<std::pair<std::string, std::string>> summaries;  // path, text
+    std::string beside;
+    if (options.layout == Layout::kRegiontrace) {
+      summaries = {{req.path_base + ".summary.txt", summary_text(summary, req.data, file)},
+                   {req.path_base + ".summary.json", summary_json(summary, req.data, file)}};
+      beside = " and its .summary.txt/.summary.json";
+    } else if (options.layout == Layout::kFastVideo) {
+      // One pair per rank, as FastVideo's: a later window's replaces it.
+      const std::string stem = fastvideo_summary_stem(options.output_dir, options.rank);
+      summaries = {{stem + ".txt", summary_text(summary, req.data, file)},
+                   {stem + ".json", fastvideo_summary_json(req.data)}};
+      beside = " and " + std::filesystem::path(stem).filename().string() + ".txt/.json";
+    }
+    for (const auto& [summary_path, text] : summaries) {
+      sdk::WholeFileWriter out(summary_path);
       out.write(text);
       out.commit();
     }
@@ -66,14 +78,17 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     std::string msg = "wrote " + path + " (" + std::to_string(summary.op_calls) + " op calls, " +
                       std::to_string(req.data.spans.size()) + " region spans";
     if (stats.events_written > 0) msg += ", " + std::to_string(stats.events_written) + " events";
-    log(LogLevel::kInfo, msg + ") and its .summary.txt/.summary.json");
+    log(LogLevel::kInfo, msg + ")" + beside);
     if (!stats.cut_reason.empty()) {
       log(LogLevel::kWarn, file + ": " + stats.cut_reason + " reached while writing: the " +
                                std::to_string(stats.events_cut) +
                                " latest events were left out; the trace is complete up to there");
     }
-    for (const std::string& removed :
-         remove_old_traces(options.output_dir, options.rank, options.keep_last)) {
+    const std::vector<std::string> removed_files =
+        options.layout == Layout::kFastVideo
+            ? remove_old_fastvideo_traces(options.output_dir, options.pid, options.keep_last)
+            : remove_old_traces(options.output_dir, options.rank, options.keep_last);
+    for (const std::string& removed : removed_files) {
       log(LogLevel::kInfo,
           "keep_last=" + std::to_string(options.keep_last) + ": removed " + removed);
     }

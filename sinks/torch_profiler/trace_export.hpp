@@ -1,7 +1,7 @@
 // Turns a finished collection window into files: the trace (written from
 // the collected events, with the sink's spans and markers, on every libtorch
-// version), the op summary beside it, then keep_last. Runs on the sink's
-// writer thread.
+// version), the op summaries its layout puts beside it, then keep_last.
+// Runs on the sink's writer thread.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "chrome_trace_writer.hpp"
 #include "profiler_session.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
+#include "torch_profiler_settings.hpp"
 #include "trace_model.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -21,6 +22,7 @@ struct ExportRequest {
   TraceData data;  // everything but the ops, which are read from `profile`
   std::map<std::uint64_t, std::uint64_t> trace_tids;  // RecordFunction id -> trace tid
   std::string path_base;  // "<dir>/torch_trace_rank0_pid42": extensions are added
+                          // (FastVideo's layout: "<dir>/<host>_<pid>.<ns>")
 };
 
 // ".pt.trace.json[.gz]": the suffix TensorBoard's profiler plugin and
@@ -35,6 +37,8 @@ struct ExportOptions {
   std::int64_t keep_last = 0;
   std::string output_dir;
   int rank = 0;
+  long pid = 0;
+  Layout layout = Layout::kRegiontrace;
 };
 
 using ExportLog = std::function<void(LogLevel, const std::string&)>;

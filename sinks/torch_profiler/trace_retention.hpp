@@ -22,4 +22,9 @@ bool is_trace_file(const std::string& file_name, int rank);
 // paths removed. keep <= 0 keeps everything.
 std::vector<std::string> remove_old_traces(const std::string& dir, int rank, long long keep);
 
+// FastVideo's layout: the same for this process's own traces (the names
+// carry no rank); summary_rank<r> stays, it describes the newest.
+std::vector<std::string> remove_old_fastvideo_traces(const std::string& dir, long pid,
+                                                     long long keep);
+
 }  // namespace regiontrace::torch_profiler

@@ -43,10 +43,9 @@ ProgramRun train_without_shutdown(const std::string& dir, const std::string& pro
   return run_program(training_loop_program(), args, env);
 }
 
+// regiontrace's names and FastVideo's (<host>_<pid>.<ns>.pt.trace.json.gz).
 std::vector<std::string> torch_traces(const std::string& dir) {
-  return files_under(dir, [](const std::string& n) {
-    return n.rfind("torch_trace", 0) == 0 && !contains(n, ".summary.") && ends_with(n, ".json.gz");
-  });
+  return files_under(dir, [](const std::string& n) { return ends_with(n, ".pt.trace.json.gz"); });
 }
 
 // Issue 13's configuration: windows of one step after one idle step, so the

@@ -108,11 +108,17 @@ TEST(SeedVariables, ProfileTheDenoisingLoopWithTheSeedsNames) {
                                    {{"FASTVIDEO_TORCH_PROFILER_DIR", traces},
                                     {"FASTVIDEO_TORCH_PROFILE_REGIONS", "inference_denoising"}});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::vector<std::string> files = files_under(traces, [](const std::string& n) {
-    return n.rfind("torch_trace", 0) == 0 && !contains(n, ".summary.") &&
-           (ends_with(n, ".json.gz") || ends_with(n, ".json"));
-  });
+  // FastVideo's folder: <host>_<pid>.<ns>.pt.trace.json.gz and
+  // summary_rank0.txt/.json, nothing else.
+  const std::vector<std::string> all = files_under(traces, [](const std::string&) { return true; });
+  ASSERT_EQ(all.size(), 3u) << r.output;
+  const std::vector<std::string> files =
+      files_under(traces, [](const std::string& n) { return ends_with(n, ".pt.trace.json.gz"); });
   ASSERT_EQ(files.size(), 1u) << r.output;
+  EXPECT_EQ(
+      files_under(traces, [](const std::string& n) { return n.rfind("summary_rank0.", 0) == 0; })
+          .size(),
+      2u);
   const json trace = read_json_maybe_gz(files[0]);
   const auto spans = events_named(trace, "fastvideo.region::profiler_region_inference_denoising");
   ASSERT_EQ(spans.size(), 1u) << files[0];

@@ -95,7 +95,8 @@ int run_schema(const SchemaArgs& args) {
   table(out, "sinks.<sink>.", "REGIONTRACE_<SINK>_", inspect::common_sink_keys());
   out << "\n## The seed's variables\n\n| variable | sets |\n|---|---|\n";
   out << "| `FASTVIDEO_TORCH_PROFILER_DIR` | `sinks.torch_profiler.enabled=true`, "
-         "`.output_dir` (must be absolute), `.prefix=fastvideo` |\n"
+         "`.output_dir` (must be absolute), `.prefix=fastvideo`, `.layout=fastvideo`, "
+         "`.config_snapshot=false` |\n"
          "| `FASTVIDEO_TORCH_PROFILE_REGIONS` | `sinks.torch_profiler.regions` (misspelled "
          "entries warned about and ignored) |\n"
          "| `FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES`, `_WITH_PROFILE_MEMORY`, `_WITH_STACK`, "

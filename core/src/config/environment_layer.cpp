@@ -154,6 +154,10 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
       tree.set(tp + "enabled", "true", src);
       tree.set(tp + "output_dir", dir, src);
       tree.set(tp + "prefix", "fastvideo", src);
+      // The folder as FastVideo leaves it: its trace and summary names,
+      // nothing else (its tests take any other *.json* for the trace).
+      tree.set(tp + "layout", "fastvideo", src);
+      tree.set(tp + "config_snapshot", "false", src);
     }
   }
   if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILE_REGIONS")) {

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -895,6 +897,110 @@ TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
   EXPECT_NE(text.find("Ops by self time"), std::string::npos);
   EXPECT_NE(text.find("aten::mm"), std::string::npos);
   EXPECT_NE(text.find("[[8, 8], [8, 8]]"), std::string::npos);
+}
+
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// This process's traces in FastVideo's names: "<host>_<pid>.<ns>.pt.trace.json.gz".
+std::vector<std::string> own_fastvideo_traces(const std::vector<std::string>& names) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const std::regex own(std::string(host) + "_" + std::to_string(::getpid()) +
+                       R"(\.[0-9]{19}\.pt\.trace\.json\.gz)");
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (std::regex_match(n, own)) out.push_back(n);
+  }
+  return out;
+}
+
+// FastVideo's folder as its own tests read it: the trace as
+// tensorboard_trace_handler(dir, use_gzip=True) names it, summary_rank<r>
+// .txt/.json beside it (the JSON as FastVideo dumps key_averages grouped by
+// input shape), and nothing else.
+TEST_F(TorchProfilerSink, FastVideoLayoutLeavesTheFolderAsFastVideoDoes) {
+  const at::Tensor small = at::randn({8, 8});
+  init(sink_options(
+      dir_, {{"layout", "fastvideo"}, {"config_snapshot", "false"}, {"record_shapes", "true"}}));
+  {
+    RT_REGION("tp_selected");
+    for (int i = 0; i < 5; ++i) at::mm(a_, a_);
+    for (int i = 0; i < 3; ++i) at::mm(small, small);
+  }
+  shutdown();
+  const std::vector<std::string> names = names_in(dir_.path());
+  ASSERT_EQ(names.size(), 3u) << ::testing::PrintToString(names);
+  const std::vector<std::string> traces = own_fastvideo_traces(names);
+  ASSERT_EQ(traces.size(), 1u) << ::testing::PrintToString(names);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "summary_rank0.json"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "summary_rank0.txt"), 1);
+  EXPECT_EQ(cpu_ops(load_trace(dir_.file(traces[0])), "aten::mm").size(), 8u);
+
+  const json rows = json::parse(read_file(dir_.file("summary_rank0.json")));
+  ASSERT_TRUE(rows.is_array());
+  std::map<std::pair<std::string, std::string>, long long> count;
+  for (const json& row : rows) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : row.items()) keys.insert(k);
+    EXPECT_EQ(keys,
+              (std::set<std::string>{"name", "shapes", "self_device_us", "device_us", "count"}));
+    EXPECT_EQ(row["self_device_us"], 0.0);  // CPU ops launch no kernels
+    EXPECT_EQ(row["device_us"], 0.0);
+    count[{row["name"], row["shapes"]}] = row["count"];
+  }
+  EXPECT_EQ((count[{"aten::mm", "[[16, 16], [16, 16]]"}]), 5);
+  EXPECT_EQ((count[{"aten::mm", "[[8, 8], [8, 8]]"}]), 3);
+  EXPECT_EQ((count[{"regiontrace.region::tp_selected", "[]"}]), 1);
+  EXPECT_NE(read_file(dir_.file("summary_rank0.txt")).find("aten::mm"), std::string::npos);
+}
+
+// keep_last in FastVideo's layout: the names carry no rank, so only this
+// process's traces count; another process's stay.
+TEST_F(TorchProfilerSink, FastVideoLayoutKeepLastCountsThisProcesssTraces) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const std::string other = std::string(host) + "_1.1700000000000000000.pt.trace.json.gz";
+  std::ofstream(dir_.file(other)) << "{}";
+  init(sink_options(dir_, {{"layout", "fastvideo"},
+                           {"config_snapshot", "false"},
+                           {"keep_last", "1"},
+                           {"wait", "1"},
+                           {"active", "1"}}));
+  for (int step = 0; step < 4; ++step) {  // traces of steps 1 and 3
+    set_step(step);
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::vector<std::string> names = names_in(dir_.path());
+  ASSERT_EQ(names.size(), 4u) << ::testing::PrintToString(names);  // + summary_rank0.*
+  EXPECT_EQ(std::count(names.begin(), names.end(), other), 1);
+  const std::vector<std::string> traces = own_fastvideo_traces(names);
+  ASSERT_EQ(traces.size(), 1u) << ::testing::PrintToString(names);
+  const json t = load_trace(dir_.file(traces[0]));
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 1u);
+  EXPECT_EQ(span_steps(t), (std::set<long long>{3}));
+}
+
+// layout: traces leaves the torch traces alone in the folder: HTA's
+// TraceAnalysis(trace_dir=...) takes every *.json and *.gz there for one.
+TEST_F(TorchProfilerSink, TracesLayoutWritesTheTracesAlone) {
+  init(sink_options(dir_, {{"layout", "traces"}, {"config_snapshot", "false"}}));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::vector<std::string> names = names_in(dir_.path());
+  ASSERT_EQ(names.size(), 1u) << ::testing::PrintToString(names);
+  EXPECT_EQ(names[0], "torch_trace_rank0_pid" + std::to_string(::getpid()) + ".pt.trace.json.gz");
 }
 
 }  // namespace

@@ -25,8 +25,11 @@ std::vector<std::string> trace_files(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
+    // regiontrace's names, and FastVideo's "<host>_<pid>.<ns>.pt.trace.json.gz".
     const bool trace = ends_with(name, ".json") || ends_with(name, ".json.gz");
-    if (name.rfind("torch_trace", 0) == 0 && trace && name.find(".summary.") == std::string::npos) {
+    const bool ours =
+        name.rfind("torch_trace", 0) == 0 && name.find(".summary.") == std::string::npos;
+    if (trace && (ours || name.find(".pt.trace.json") != std::string::npos)) {
       out.push_back(e.path().string());
     }
   }

@@ -1,7 +1,8 @@
 """HolisticTraceAnalysis (PyPI HolisticTraceAnalysis) reads the torch_profiler
 sink's traces of a 4-rank job: one rank per file, each rank's ProfilerStep#N
-iterations, and the same span and step times as `regiontrace summary` and
-`regiontrace report` read from the same files.
+iterations, the same span and step times as `regiontrace summary` and
+`regiontrace report` read from the same files, and HTA's call stacks nesting
+the spans as the summary's self times count them.
 
 The job is tools/regiontrace/tests/straggler_program.cpp under mpirun: 6
 steps of a `training_step` region holding `forward` (10 ms), rank 2 sleeping
@@ -163,3 +164,28 @@ def test_a_compact_rank_is_invisible_to_hta(job, tmp_path):
             f.write(text.replace('"rank": ', '"rank":'))
     from hta.common.trace_file import get_trace_files
     assert list(get_trace_files(str(tmp_path))) == [0]
+
+
+def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
+    # HTA's call graph of each rank: the training_step spans are roots, each
+    # forward span is its child, and a span's self time (its duration less
+    # its children's) adds up to `regiontrace summary`'s self_us.
+    from hta.common.call_stack import CallGraph
+    traces = job
+    a = _load(traces, include_last_profiler_step=True)
+    CallGraph(a.t, ranks=sorted(RANKS))  # adds depth and parent to each rank's frame
+    forward = "regiontrace.region::forward"
+    for rank, path in a.t.trace_files.items():
+        df = a.t.get_trace(rank)
+        df = df[df["dur"] >= 0]
+        outer = df[df["s_name"] == SPAN]
+        inner = df[df["s_name"] == forward]
+        assert len(outer) == len(inner) == STEPS, rank
+        assert set(outer["depth"]) == {0}, rank
+        assert set(inner["depth"]) == {1}, rank
+        assert set(inner["parent"]) == set(outer["index"]), rank
+        children = df[df["parent"].isin(outer["index"])].groupby("parent")["dur"].sum()
+        hta_self = (outer.set_index("index")["dur"] - children).sum()
+        ours = {r["name"]: r for r in _cli("summary", "--json", path)["regions"]}
+        assert hta_self == pytest.approx(ours[REGION]["self_us"], abs=STEPS * 1.0), rank
+        assert inner["dur"].sum() == pytest.approx(ours["forward"]["self_us"], abs=STEPS * 1.0)

@@ -112,19 +112,21 @@ def _fastvideo_installed():
         pytest.skip("FastVideo 0.2.1 is not installed (scripts/install_deps.sh installs it)")
 
 
-def _run(code, impl, trace_dir=None, **env):
+def _run(code, impl, trace_dir=None, cwd=None, **env):
     proc = run_python(f"IMPL = {impl!r}\nTRACE_DIR = {trace_dir!r}\n" + code,
-                      env=clean_env(**env))
+                      env=clean_env(**env), cwd=cwd)
     return proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
-    """{impl: (trace folder, program output)}."""
+    """{impl: (trace folder, program output)}; each ran in a folder of its own."""
     out = {}
     for impl in IMPLS:
-        folder = str(tmp_path_factory.mktemp(f"profiled_{impl}") / "traces")
-        out[impl] = (folder, _run(_PROFILED, impl, folder, FASTVIDEO_TORCH_PROFILER_DIR=folder,
+        work = tmp_path_factory.mktemp(f"profiled_{impl}")
+        folder = str(work / "traces")
+        out[impl] = (folder, _run(_PROFILED, impl, folder, cwd=work,
+                                  FASTVIDEO_TORCH_PROFILER_DIR=folder,
                                   FASTVIDEO_TORCH_PROFILE_REGIONS="inference_denoising,"
                                                                   "model_loading"))
     return out
@@ -148,6 +150,9 @@ def test_the_folders_hold_the_same_files(profiled):
         # <host>_<pid>.<ns>.pt.trace.json.gz, as tensorboard_trace_handler names it.
         worker, ns = trace[0][:-len(".pt.trace.json.gz")].rsplit(".", 1)
         assert worker.startswith(os.uname().nodename + "_") and ns.isdigit(), (impl, trace)
+        # Every output went to the trace folder: nothing beside it (no
+        # ./regiontrace_out in the folder the program ran in).
+        assert os.listdir(os.path.dirname(folder)) == ["traces"], impl
 
 
 def test_the_same_ops_are_collected_inside_the_same_regions(profiled):

@@ -65,22 +65,36 @@ class ModuleNames {
   std::atomic<std::uint64_t> generation_{1};  // 0 marks an empty cache entry
 };
 
-// One thread's answers, direct-mapped by module address. The type is part of
-// the key: a module freed and another of a different class built at the same
-// address must not inherit its region (an unnamed module's region is its
-// class name).
+// One thread's answers, by module address, two ways per set: a module and
+// the child it calls (blocks.2 and blocks.2.fc) may map to the same set, and
+// with one way each call would evict the other's answer and look its name up
+// again. The type is part of the key: a module freed and another of a
+// different class built at the same address must not inherit its region (an
+// unnamed module's region is its class name).
 class RegionCache {
  public:
-  static constexpr std::size_t kEntries = 64;
+  static constexpr std::size_t kSets = 32;
 
   RegionId* find(const torch::nn::Module* module, const std::type_info* type,
                  std::uint64_t generation) {
-    Entry& e = entries_[index(module)];
-    return e.module == module && e.type == type && e.generation == generation ? &e.region : nullptr;
+    Set& set = sets_[index(module)];
+    for (int w = 0; w < 2; ++w) {
+      Entry& e = set.ways[w];
+      if (e.module == module && e.type == type && e.generation == generation) {
+        set.recent = w;
+        return &e.region;
+      }
+    }
+    return nullptr;
   }
   void store(const torch::nn::Module* module, const std::type_info* type, std::uint64_t generation,
              RegionId region) {
-    entries_[index(module)] = Entry{module, type, generation, region};
+    Set& set = sets_[index(module)];
+    // The module's stale answer if it has one, else the way used less recently.
+    int way = 1 - set.recent;
+    if (set.ways[set.recent].module == module) way = set.recent;
+    set.ways[way] = Entry{module, type, generation, region};
+    set.recent = way;
   }
 
  private:
@@ -90,11 +104,15 @@ class RegionCache {
     std::uint64_t generation = 0;
     RegionId region = 0;
   };
+  struct Set {
+    Entry ways[2];
+    int recent = 0;
+  };
   static std::size_t index(const torch::nn::Module* module) {
     const auto p = reinterpret_cast<std::uintptr_t>(module);
-    return ((p >> 4) ^ (p >> 12)) & (kEntries - 1);
+    return ((p >> 4) ^ (p >> 12)) & (kSets - 1);
   }
-  Entry entries_[kEntries];
+  Set sets_[kSets];
 };
 
 thread_local RegionCache t_region_cache;

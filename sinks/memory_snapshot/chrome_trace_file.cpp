@@ -6,33 +6,13 @@
 
 #include "record_format.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 namespace regiontrace::memory {
-namespace {
-
-// Microseconds with up to three decimals from integer nanoseconds: exact,
-// so a span that ended before its parent did still does in the file (a
-// double of epoch microseconds rounded to a quarter microsecond).
-void append_us(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out += '-';
-    ns = -ns;
-  }
-  json::append_int(out, ns / 1000);
-  const int frac = static_cast<int>(ns % 1000);
-  if (frac != 0) {
-    const char digits[4] = {static_cast<char>('0' + frac / 100),
-                            static_cast<char>('0' + frac / 10 % 10),
-                            static_cast<char>('0' + frac % 10), 0};
-    out += '.';
-    out += digits;
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void ChromeTraceFile::append_ts(std::string& out, std::int64_t monotonic_ns) const {
-  append_us(out, monotonic_ns - base_ns_);
+  json::append_microseconds(out, monotonic_ns - base_ns_);
 }
 
 void ChromeTraceFile::open(const std::string& path, const SinkContext& context) {
@@ -79,7 +59,7 @@ void ChromeTraceFile::add_region(const RegionRecord& r, const RegionPaths& paths
   out += ",\"ts\":";
   append_ts(out, f.start_ns);
   out += ",\"dur\":";
-  append_us(out, r.end_ns - f.start_ns);
+  json::append_microseconds(out, r.end_ns - f.start_ns);
   out += ",\"args\":{\"path\":";
   json::append_escaped(out, paths.path(f.path));
   out += ",\"step\":";

@@ -5,6 +5,7 @@
 
 #include "regiontrace/sdk/events.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "spill_file.hpp"
 #include "timeline_records.hpp"
 
@@ -13,24 +14,6 @@ namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
 constexpr long kStepTrackOffset = 1000000000;
-
-// Microseconds with the nanoseconds as three exact decimals: spans that nest
-// in nanoseconds nest in what is written.
-void append_us(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out += '-';
-    ns = -ns;
-  }
-  json::append_int(out, ns / 1000);
-  const int frac = static_cast<int>(ns % 1000);
-  if (frac == 0) return;
-  char digits[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                    static_cast<char>('0' + frac % 10), 0};
-  int n = 3;
-  while (n > 0 && digits[n - 1] == '0') --n;
-  out += '.';
-  out.append(digits, static_cast<std::size_t>(n));
-}
 
 class Emitter {
  public:
@@ -121,9 +104,9 @@ class Emitter {
       text_ += "\",\"pid\":" + pid_ + ",\"tid\":";
       json::append_int(text_, tid);
       text_ += ",\"ts\":";
-      append_us(text_, s.time_ns - in_.base_ns);
+      json::append_microseconds(text_, s.time_ns - in_.base_ns);
       text_ += ",\"dur\":";
-      append_us(text_, std::max<std::int64_t>(0, end - s.time_ns));
+      json::append_microseconds(text_, std::max<std::int64_t>(0, end - s.time_ns));
       text_ += ",\"args\":{\"step\":";
       json::append_int(text_, s.step);
       text_ += "}}";
@@ -208,7 +191,7 @@ class Emitter {
     text_ += ",\"pid\":" + pid_ + ",\"tid\":";
     json::append_int(text_, tid);
     text_ += ",\"ts\":";
-    append_us(text_, m.time_ns - in_.base_ns);
+    json::append_microseconds(text_, m.time_ns - in_.base_ns);
     text_ += ",\"args\":{\"path\":";
     json::append_escaped(text_, std::string_view(text + m.name_length, m.path_length));
     if (m.step != kNoStep) {
@@ -230,9 +213,9 @@ class Emitter {
     text_ += "\",\"pid\":" + pid_ + ",\"tid\":";
     json::append_int(text_, tid);
     text_ += ",\"ts\":";
-    append_us(text_, begin - in_.base_ns);
+    json::append_microseconds(text_, begin - in_.base_ns);
     text_ += ",\"dur\":";
-    append_us(text_, std::max<std::int64_t>(0, end - begin));
+    json::append_microseconds(text_, std::max<std::int64_t>(0, end - begin));
     text_ += ",\"args\":{\"region\":\"";
     text_ += name;
     text_ += "\",\"path\":\"";

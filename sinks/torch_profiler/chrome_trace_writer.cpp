@@ -12,6 +12,7 @@
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "slice_times.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -22,23 +23,6 @@ namespace json = regiontrace::json;
 // Trace metadata written after the events is kept below this size, so the
 // byte limit can be checked before it is known exactly.
 constexpr std::uint64_t kTailReserve = 4096;
-
-// Microseconds with three decimals, from integer nanoseconds: no rounding
-// through a double on the way out.
-void append_us(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out += '-';
-    ns = -ns;
-  }
-  json::append_int(out, ns / 1000);
-  const int frac = static_cast<int>(ns % 1000);
-  if (frac != 0) {
-    char buf[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
-                   static_cast<char>('0' + frac % 10), 0};
-    out += '.';
-    out += buf;
-  }
-}
 
 class EventFormatter {
  public:
@@ -57,7 +41,7 @@ class EventFormatter {
     out += ",\"tid\":";
     json::append_uint(out, tid);
     out += ",\"ts\":";
-    append_us(out, ts_ns - base_);
+    json::append_microseconds(out, ts_ns - base_);
   }
 
   void op(std::string& out, const OpRecord& op, std::int64_t start_ns, std::int64_t end_ns,
@@ -75,7 +59,7 @@ class EventFormatter {
     }
     header(out, "X", trace_category(op), op.name, op.thread, start_ns);
     out += ",\"dur\":";
-    append_us(out, end_ns - start_ns);
+    json::append_microseconds(out, end_ns - start_ns);
     out += ",\"args\":{";
     bool first = true;
     auto key = [&](const char* k) {
@@ -153,7 +137,7 @@ class EventFormatter {
             std::int64_t end_ns) const {
     header(out, "X", "user_annotation", data_.span_name(s.region), s.thread, start_ns);
     out += ",\"dur\":";
-    append_us(out, end_ns - start_ns);
+    json::append_microseconds(out, end_ns - start_ns);
     out += ",\"args\":{\"region\":";
     json::append_escaped(out, data_.region_name(s.region));
     out += ",\"path\":";
@@ -174,7 +158,7 @@ class EventFormatter {
     header(out, "X", "user_annotation", "ProfilerStep#" + std::to_string(s.step),
            s.thread + kStepTrackOffset, s.start_ns);
     out += ",\"dur\":";
-    append_us(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
+    json::append_microseconds(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
     out += ",\"args\":{\"step\":";
     json::append_int(out, s.step);
     if (s.clipped_begin) out += ",\"clipped_begin\":true";
@@ -432,7 +416,7 @@ void append_regiontrace_member(std::string& buf, const TraceData& data,
     json::append_int(buf, data.ops_refused);
     if (!stats.cut_reason.empty()) {
       buf += ",\"cut_at_us\":";
-      append_us(buf, stats.cut_at_ns - base);
+      json::append_microseconds(buf, stats.cut_at_ns - base);
     }
     buf += '}';
   }

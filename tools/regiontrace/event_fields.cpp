@@ -281,21 +281,4 @@ std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
   return std::llround(d * 1000.0);
 }
 
-void append_ns_as_us(std::string& out, std::int64_t ns) {
-  if (ns < 0) {
-    out += '-';
-    ns = -ns;
-  }
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), ns / 1000);
-  out.append(buf, end);
-  std::int64_t frac = ns % 1000;
-  if (frac == 0) return;
-  char digits[4] = {char('0' + frac / 100), char('0' + frac / 10 % 10), char('0' + frac % 10), 0};
-  int n = 3;
-  while (n > 0 && digits[n - 1] == '0') --n;
-  out += '.';
-  out.append(digits, static_cast<std::size_t>(n));
-}
-
 }  // namespace regiontrace::cli

@@ -50,7 +50,5 @@ std::size_t json_string_end(const char* text, std::size_t open, std::size_t size
 // to three decimals (what regiontrace and Kineto write). nullopt when the
 // text is not a number.
 std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text);
-// Integer nanoseconds as microseconds with up to three decimals ("12.5").
-void append_ns_as_us(std::string& out, std::int64_t ns);
 
 }  // namespace regiontrace::cli

@@ -10,6 +10,7 @@
 #include "dom_json_writer.hpp"
 #include "event_fields.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "step_overlap.hpp"
 #include "step_span.hpp"
 
@@ -181,9 +182,9 @@ class StepCutter {
     if (!span.pid.empty()) out_ += ",\"pid\":" + span.pid;
     if (!span.tid.empty()) out_ += ",\"tid\":" + span.tid;
     out_ += ",\"ts\":";
-    append_ns_as_us(out_, start_ns);
+    json::append_microseconds(out_, start_ns);
     out_ += ",\"dur\":";
-    append_ns_as_us(out_, end_ns - start_ns);
+    json::append_microseconds(out_, end_ns - start_ns);
     out_ += ",\"args\":{";
     bool first_arg = true;
     auto key = [&](const char* k) {

@@ -14,6 +14,7 @@
 #include "event_fields.hpp"
 #include "gzip_io.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "trace_event_stream.hpp"
 
 namespace regiontrace::cli {
@@ -358,7 +359,7 @@ class StreamingWriter {
         if (f.key == "ts" && in.final_offset_ns != 0) {
           if (auto ns = microseconds_text_to_ns(f.value)) {
             key(f);
-            append_ns_as_us(o, *ns + in.final_offset_ns);
+            json::append_microseconds(o, *ns + in.final_offset_ns);
             continue;
           }
         } else if (f.key == "tid" && tid_offset != 0) {

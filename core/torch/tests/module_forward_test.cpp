@@ -113,9 +113,6 @@ TEST_F(ModuleForward, TheWrongTypeIsAnErrorNamingTheModule) {
   }
 }
 
-// forward() keeps each module's region per thread: repeated calls look no
-// name up, give the same region, and a name given (or changed) later by
-// name_modules() is seen on the next call.
 // A block and its fc are called in turn; wherever the allocator put them,
 // neither evicts the other's cached region: a second call looks nothing up.
 // (With one cache slot per address hash, about one pair in 64 collided.)
@@ -125,15 +122,18 @@ TEST_F(ModuleForward, AModuleAndItsChildKeepTheirCachedRegionsWherever) {
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     regiontrace::name_modules(*blocks[i], "pair" + std::to_string(i));
   }
-  for (Block& b : blocks) {
-    regiontrace::forward(b, x_, 1.0);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    regiontrace::forward(blocks[i], x_, 1.0);
     const std::uint64_t lookups = detail::module_region_lookups();
-    regiontrace::forward(b, x_, 1.0);
-    EXPECT_EQ(detail::module_region_lookups() - lookups, 0u) << b->name();
+    regiontrace::forward(blocks[i], x_, 1.0);
+    EXPECT_EQ(detail::module_region_lookups() - lookups, 0u) << "pair" << i;
   }
   shutdown();
 }
 
+// forward() keeps each module's region per thread: repeated calls look no
+// name up, give the same region, and a name given (or changed) later by
+// name_modules() is seen on the next call.
 TEST_F(ModuleForward, TheRegionIsCachedPerModuleAndFollowsALaterName) {
   start();
   Block late;  // not named yet: its region is its class name

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <stdexcept>
 #include <vector>
 
 #include "event_fields.hpp"
@@ -57,8 +58,14 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
   std::vector<Span> spans;
   std::map<std::string, StepIntervals> steps;  // pid -> step spans
   std::string_view text;
+  std::size_t elements = 0;
+  std::size_t events = 0;  // elements with a phase: Chrome trace events
   while (stream.next(text)) {
-    if (!e.parse(text) || e.string("ph") != std::optional<std::string_view>("X")) continue;
+    ++elements;
+    if (!e.parse(text)) continue;
+    const auto phase = e.string("ph");
+    if (phase) ++events;
+    if (phase != std::optional<std::string_view>("X")) continue;
     const auto ts = e.raw("ts");
     const auto dur = e.raw("dur");
     if (!ts || !dur) continue;
@@ -88,6 +95,11 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
     std::string thread = pid + "/" + std::string(e.raw("tid").value_or("0"));
     spans.push_back(
         {pid, std::move(thread), *ts_ns, *dur_ns, std::move(*region), integer(args.raw("step"))});
+  }
+  // A JSON list of other records (FastVideo's summary_rank<r>.json) is no
+  // trace, though a trace may be a bare list of events.
+  if (elements > 0 && events == 0) {
+    throw std::runtime_error(path + ": not a Chrome trace (a list of records without \"ph\")");
   }
   out.region_spans = spans.size();
   for (const Span& s : spans) {

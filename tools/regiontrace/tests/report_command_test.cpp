@@ -187,9 +187,16 @@ TEST_F(ReportCommand, OneTraceCountsPerRankAndMemoryPeaksAreCompared) {
   }
   // Another output in the folder that is neither: skipped, said on stderr.
   write_file(dir_.file("region_stats_rank0_pid100.json"), "{\"regions\": {}}");
+  // FastVideo's op summary, a list of records: no trace of rank 0 either.
+  write_file(dir_.file("summary_rank0.json"),
+             "[{\"name\": \"aten::mm\", \"shapes\": \"[]\", \"self_device_us\": 0.0, "
+             "\"device_us\": 0.0, \"count\": 2}]");
   const auto text = run_cli("report " + shell_quoted(dir_.path()));
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("skipped"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("summary_rank0.json,"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("summary_rank0.json: not a Chrome trace"), std::string::npos)
+      << text.output;
   EXPECT_NE(text.output.find("not counted"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("training_step on cpu: rank 1, 100.0 MiB above the median"),
             std::string::npos)

@@ -1,197 +1,140 @@
+#include <string>
+
 #include "regiontrace/sdk/json_writer.hpp"
 #include "report_output.hpp"
 
 namespace regiontrace::cli {
 namespace {
 
-void append_step(std::string& o, std::int64_t step) {
+void write_step(json::Writer& w, std::int64_t step) {
   if (step == kWholeRun) {
-    o += "null";
+    w.value(nullptr);
   } else {
-    json::append_int(o, step);
+    w.value(step);
   }
 }
 
-void append_spread(std::string& o, const RankSpread& s, const char* unit) {
-  o += "{\"step\":";
-  append_step(o, s.step);
-  o += ",\"per_rank\":{";
-  bool first = true;
-  for (const auto& [rank, v] : s.values) {
-    if (!first) o += ',';
-    first = false;
-    o += '"';
-    json::append_int(o, rank);
-    o += "\":";
-    json::append_double(o, v);
-  }
-  o += '}';
-  for (auto [key, v] : {std::pair<const char*, double>{"min", s.min},
-                        {"median", s.median},
-                        {"max", s.max},
-                        {"mean", s.mean},
-                        {"wait", s.wait}}) {
-    o += ",\"";
-    o += key;
-    o += unit;
-    o += "\":";
-    json::append_double(o, v);
-  }
-  o += ",\"slowest_rank\":";
-  json::append_int(o, s.slowest_rank);
-  o += ",\"imbalance\":";
-  json::append_double(o, s.imbalance);
-  o += '}';
+// {"<rank>": value, ...}: JSON keys are strings.
+template <typename Map>
+void write_per_rank(json::Writer& w, const Map& values) {
+  w.begin_object();
+  for (const auto& [rank, v] : values) w.field(std::to_string(rank), v);
+  w.end_object();
 }
 
-void append_slower_ops(std::string& o, const Straggler& s) {
+void write_spread(json::Writer& w, const RankSpread& s, const std::string& unit) {
+  w.begin_object().key("step");
+  write_step(w, s.step);
+  w.key("per_rank");
+  write_per_rank(w, s.values);
+  w.field("min" + unit, s.min)
+      .field("median" + unit, s.median)
+      .field("max" + unit, s.max)
+      .field("mean" + unit, s.mean)
+      .field("wait" + unit, s.wait)
+      .field("slowest_rank", s.slowest_rank)
+      .field("imbalance", s.imbalance)
+      .end_object();
+}
+
+void write_slower_ops(json::Writer& w, const Straggler& s) {
   if (!s.ops_compared) return;
-  o += ",\"ops_fastest_rank\":";
-  json::append_int(o, s.ops_fastest_rank);
-  o += ",\"slower_ops\":[";
-  for (std::size_t i = 0; i < s.slower_ops.size(); ++i) {
-    const OpDelta& d = s.slower_ops[i];
-    if (i > 0) o += ',';
-    o += "{\"op\":";
-    json::append_escaped(o, d.op);
-    for (auto [key, v] : {std::pair<const char*, double>{"rank_ms", d.rank_ms},
-                          {"fastest_ms", d.fastest_ms},
-                          {"others_median_ms", d.others_median_ms},
-                          {"added_ms", d.added_ms}}) {
-      o += ",\"";
-      o += key;
-      o += "\":";
-      json::append_double(o, v);
-    }
-    o += '}';
+  w.field("ops_fastest_rank", s.ops_fastest_rank).key("slower_ops").begin_array();
+  for (const OpDelta& d : s.slower_ops) {
+    w.begin_object()
+        .field("op", d.op)
+        .field("rank_ms", d.rank_ms)
+        .field("fastest_ms", d.fastest_ms)
+        .field("others_median_ms", d.others_median_ms)
+        .field("added_ms", d.added_ms)
+        .end_object();
   }
-  o += ']';
+  w.end_array();
 }
 
 // The members every straggler has, in the region's list and the top-level one.
-void append_straggler_members(std::string& o, const Straggler& s, const char* unit) {
-  o += "\"rank\":";
-  json::append_int(o, s.rank);
-  o += ",\"slow_steps\":";
-  json::append_uint(o, s.slow_steps);
-  o += ",\"steps\":";
-  json::append_uint(o, s.steps);
-  o += ",\"median_excess";
-  o += unit;
-  o += "\":";
-  json::append_double(o, s.median_excess);
-  o += ",\"excess_over_fastest";
-  o += unit;
-  o += "\":";
-  json::append_double(o, s.fastest_excess);
-  o += ",\"fastest_rank\":";
+void write_straggler_members(json::Writer& w, const Straggler& s, const std::string& unit) {
+  w.field("rank", s.rank)
+      .field("slow_steps", s.slow_steps)
+      .field("steps", s.steps)
+      .field("median_excess" + unit, s.median_excess)
+      .field("excess_over_fastest" + unit, s.fastest_excess)
+      .key("fastest_rank");
   if (s.fastest_rank) {
-    json::append_int(o, *s.fastest_rank);
+    w.value(*s.fastest_rank);
   } else {
-    o += "null";
+    w.value(nullptr);
   }
-  append_slower_ops(o, s);
+  write_slower_ops(w, s);
 }
 
-void append_stragglers(std::string& o, const std::vector<Straggler>& list, const char* unit) {
-  o += '[';
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (i > 0) o += ',';
-    o += '{';
-    append_straggler_members(o, list[i], unit);
-    o += '}';
+void write_stragglers(json::Writer& w, const std::vector<Straggler>& list,
+                      const std::string& unit) {
+  w.begin_array();
+  for (const Straggler& s : list) {
+    w.begin_object();
+    write_straggler_members(w, s, unit);
+    w.end_object();
   }
-  o += ']';
+  w.end_array();
 }
 
 }  // namespace
 
 std::string report_json(const Report& report) {
-  std::string o = "{\"criteria\":{\"threshold\":";
-  json::append_double(o, report.criteria.threshold);
-  o += ",\"min_excess_ms\":";
-  json::append_double(o, report.criteria.min_excess_ms);
-  o += ",\"share\":";
-  json::append_double(o, report.criteria.share);
-  o += "},\"ranks\":[";
-  for (std::size_t i = 0; i < report.ranks.size(); ++i) {
-    if (i > 0) o += ',';
-    json::append_int(o, report.ranks[i]);
+  std::string o;
+  json::Writer w(o);
+  w.begin_object()
+      .key("criteria")
+      .begin_object()
+      .field("threshold", report.criteria.threshold)
+      .field("min_excess_ms", report.criteria.min_excess_ms)
+      .field("share", report.criteria.share)
+      .end_object()
+      .key("ranks")
+      .begin_array();
+  for (const auto rank : report.ranks) w.value(rank);
+  w.end_array().key("sources").begin_array();
+  for (const auto& s : report.sources) {
+    w.begin_object()
+        .field("rank", s.rank)
+        .field("rank_from", s.rank_from)
+        .field("source", s.source)
+        .field("sink", s.sink)
+        .field("region_spans", s.region_spans)
+        .field("used", s.used)
+        .end_object();
   }
-  o += "],\"sources\":[";
-  for (std::size_t i = 0; i < report.sources.size(); ++i) {
-    const auto& s = report.sources[i];
-    if (i > 0) o += ',';
-    o += "{\"rank\":";
-    json::append_int(o, s.rank);
-    o += ",\"rank_from\":";
-    json::append_escaped(o, s.rank_from);
-    o += ",\"source\":";
-    json::append_escaped(o, s.source);
-    o += ",\"sink\":";
-    json::append_escaped(o, s.sink);
-    o += ",\"region_spans\":";
-    json::append_uint(o, s.region_spans);
-    o += ",\"used\":";
-    o += s.used ? "true" : "false";
-    o += '}';
+  w.end_array().key("regions").begin_array();
+  for (const auto& r : report.regions) {
+    w.begin_object().field("region", r.region).key("steps").begin_array();
+    for (const RankSpread& step : r.steps) write_spread(w, step, "_ms");
+    w.end_array().key("total");
+    write_spread(w, r.total, "_ms");
+    w.key("stragglers");
+    write_stragglers(w, r.stragglers, "_ms");
+    w.key("excess_over_fastest_ms");
+    write_per_rank(w, r.excess_over_fastest);
+    w.end_object();
   }
-  o += "],\"regions\":[";
-  for (std::size_t i = 0; i < report.regions.size(); ++i) {
-    const auto& r = report.regions[i];
-    if (i > 0) o += ',';
-    o += "{\"region\":";
-    json::append_escaped(o, r.region);
-    o += ",\"steps\":[";
-    for (std::size_t k = 0; k < r.steps.size(); ++k) {
-      if (k > 0) o += ',';
-      append_spread(o, r.steps[k], "_ms");
-    }
-    o += "],\"total\":";
-    append_spread(o, r.total, "_ms");
-    o += ",\"stragglers\":";
-    append_stragglers(o, r.stragglers, "_ms");
-    o += ",\"excess_over_fastest_ms\":{";
-    bool first_rank = true;
-    for (const auto& [rank, ms] : r.excess_over_fastest) {
-      if (!first_rank) o += ',';
-      first_rank = false;
-      o += '"';
-      json::append_int(o, rank);
-      o += "\":";
-      json::append_double(o, ms);
-    }
-    o += "}}";
-  }
-  o += "],\"stragglers\":[";
-  bool first = true;
+  w.end_array().key("stragglers").begin_array();
   for (const auto& r : report.regions) {
     for (const auto& s : r.stragglers) {
-      if (!first) o += ',';
-      first = false;
-      o += "{\"region\":";
-      json::append_escaped(o, r.region);
-      o += ',';
-      append_straggler_members(o, s, "_ms");
-      o += '}';
+      w.begin_object().field("region", r.region);
+      write_straggler_members(w, s, "_ms");
+      w.end_object();
     }
   }
-  o += "],\"memory\":[";
-  for (std::size_t i = 0; i < report.memory.size(); ++i) {
-    const auto& m = report.memory[i];
-    if (i > 0) o += ',';
-    o += "{\"region\":";
-    json::append_escaped(o, m.region);
-    o += ",\"device\":";
-    json::append_escaped(o, m.device);
-    o += ",\"peaks\":";
-    append_spread(o, m.peaks, "_bytes");
-    o += ",\"outliers\":";
-    append_stragglers(o, m.outliers, "_bytes");
-    o += '}';
+  w.end_array().key("memory").begin_array();
+  for (const auto& m : report.memory) {
+    w.begin_object().field("region", m.region).field("device", m.device).key("peaks");
+    write_spread(w, m.peaks, "_bytes");
+    w.key("outliers");
+    write_stragglers(w, m.outliers, "_bytes");
+    w.end_object();
   }
-  o += "]}\n";
-  return o;
+  w.end_array().end_object();
+  return o + "\n";
 }
 
 }  // namespace regiontrace::cli

@@ -80,48 +80,37 @@ std::function<double(const SpanTotals&)> self_share(const std::vector<SpanTotals
   return [sum](const SpanTotals& r) { return sum > 0 ? 100 * r.self_us / sum : 0.0; };
 }
 
-void append_rows(std::string& o, const std::vector<SpanTotals>& rows, std::size_t top) {
+void write_rows(json::Writer& w, const std::vector<SpanTotals>& rows, std::size_t top) {
   const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
-  o += '[';
+  w.begin_array();
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = rows[i];
-    if (i > 0) o += ',';
-    o += "{\"name\":";
-    json::append_escaped(o, r.name);
-    o += ",\"category\":";
-    json::append_escaped(o, r.category);
-    o += ",\"calls\":";
-    json::append_uint(o, r.calls);
-    for (auto [key, value] : {std::pair<const char*, double>{"total_us", r.total_us},
-                              {"self_us", r.self_us},
-                              {"avg_us", r.total_us / static_cast<double>(r.calls)},
-                              {"min_us", r.min_us},
-                              {"max_us", r.max_us}}) {
-      o += ",\"";
-      o += key;
-      o += "\":";
-      json::append_double(o, value);
-    }
-    o += '}';
+    w.begin_object()
+        .field("name", r.name)
+        .field("category", r.category)
+        .field("calls", r.calls)
+        .field("total_us", r.total_us)
+        .field("self_us", r.self_us)
+        .field("avg_us", r.total_us / static_cast<double>(r.calls))
+        .field("min_us", r.min_us)
+        .field("max_us", r.max_us)
+        .end_object();
   }
-  o += ']';
+  w.end_array();
 }
 
-void append_steps(std::string& o, const std::vector<StepTotals>& steps, std::size_t top) {
-  o += '[';
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (i > 0) o += ',';
-    o += "{\"step\":";
-    json::append_int(o, steps[i].step);
-    o += ",\"wall_us\":";
-    json::append_double(o, steps[i].wall_us);
-    o += ",\"wall_from\":";
-    o += steps[i].from_step_span ? "\"step span\"" : "\"region spans\"";
-    o += ",\"regions\":";
-    append_rows(o, steps[i].regions, top);
-    o += '}';
+void write_steps(json::Writer& w, const std::vector<StepTotals>& steps, std::size_t top) {
+  w.begin_array();
+  for (const StepTotals& step : steps) {
+    w.begin_object()
+        .field("step", step.step)
+        .field("wall_us", step.wall_us)
+        .field("wall_from", step.from_step_span ? "step span" : "region spans")
+        .key("regions");
+    write_rows(w, step.regions, top);
+    w.end_object();
   }
-  o += ']';
+  w.end_array();
 }
 
 void print_steps(std::ostream& out, const std::vector<StepTotals>& steps, std::size_t top) {
@@ -213,42 +202,38 @@ int run_summary(const SummaryArguments& args) {
   order(s.gpu, ops_by_self);
   const double wall_us = s.last_us - s.first_us;
   if (args.json) {
-    std::string o = "{\"trace\":";
-    json::append_escaped(o, args.path);
-    for (auto [key, n] : {std::pair<const char*, std::size_t>{"events", s.events},
-                          {"spans", s.spans},
-                          {"processes", s.processes},
-                          {"threads", s.threads},
-                          {"unmatched", s.unmatched}}) {
-      o += ",\"";
-      o += key;
-      o += "\":";
-      json::append_uint(o, n);
-    }
-    o += ",\"wall_us\":";
-    json::append_double(o, wall_us);
-    o += ",\"regions\":";
-    append_rows(o, s.regions, args.top);
-    o += ",\"ops\":";
-    append_rows(o, s.ops, args.top);
-    o += ",\"gpu\":";
-    append_rows(o, s.gpu, args.top);
+    std::string o;
+    json::Writer w(o);
+    w.begin_object()
+        .field("trace", args.path)
+        .field("events", s.events)
+        .field("spans", s.spans)
+        .field("processes", s.processes)
+        .field("threads", s.threads)
+        .field("unmatched", s.unmatched)
+        .field("wall_us", wall_us)
+        .key("regions");
+    write_rows(w, s.regions, args.top);
+    w.key("ops");
+    write_rows(w, s.ops, args.top);
+    w.key("gpu");
+    write_rows(w, s.gpu, args.top);
     if (args.options.by_step) {
-      o += ",\"steps\":";
-      append_steps(o, s.steps, args.top);
+      w.key("steps");
+      write_steps(w, s.steps, args.top);
     }
     if (s.inside) {
-      o += ",\"inside\":{\"region\":";
-      json::append_escaped(o, s.inside->region);
-      o += ",\"region_spans\":";
-      json::append_uint(o, s.inside->region_spans);
-      o += ",\"region_total_us\":";
-      json::append_double(o, s.inside->region_total_us);
-      o += ",\"ops\":";
-      append_rows(o, s.inside->ops, args.top);
-      o += '}';
+      w.key("inside")
+          .begin_object()
+          .field("region", s.inside->region)
+          .field("region_spans", s.inside->region_spans)
+          .field("region_total_us", s.inside->region_total_us)
+          .key("ops");
+      write_rows(w, s.inside->ops, args.top);
+      w.end_object();
     }
-    o += "}\n";
+    w.end_object();
+    o += '\n';
     std::cout << o;
     return kExitOk;
   }

@@ -145,6 +145,9 @@ say "Python: $python, $("$python" -c 'import torch; print("torch", torch.__versi
 say "Compilers: $(c++ --version | head -1); $(nvcc --version 2>/dev/null | tail -1)"
 say ""
 
+# CMake 4 (the GPU image's) refuses dependencies' configs that declare
+# compatibility with CMake < 3.5 unless told this minimum.
+export CMAKE_POLICY_VERSION_MINIMUM=${CMAKE_POLICY_VERSION_MINIMUM:-3.5}
 cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DREGIONTRACE_PYTHON="$python"
             -DREGIONTRACE_BUILD_BENCHMARKS=OFF -DTORCH_CUDA_ARCH_LIST=9.0+PTX)
 cuda_root=/usr/local/cuda

@@ -24,6 +24,8 @@ def fail(msg):
 def files(folder, pattern):
     found = sorted(glob.glob(os.path.join(folder, pattern)))
     if not found:
+        if not os.path.isdir(folder):
+            fail("no folder %s (the run that writes it failed)" % folder)
         fail("no %s in %s (has: %s)" % (pattern, folder, ", ".join(sorted(os.listdir(folder)))))
     return found
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "rank_outputs.hpp"
+#include "remove_tree.hpp"
 #include "test_support.hpp"
 
 namespace regiontrace::test {
@@ -88,7 +89,7 @@ TEST_F(RankEnvironment, RankFilterDecidesWhichSinksStart) {
   const std::map<int, std::vector<std::string>> started = {
       {1, {"second"}}, {2, {}}, {3, {"recorder", "second"}}};
   for (const auto& [rank, stems] : started) {
-    fs::remove_all(out());
+    test::remove_tree(out());
     const CommandResult r = run("RANK=" + std::to_string(rank) +
                                 " WORLD_SIZE=4 REGIONTRACE_CONFIG=" + shell_quote(profile) + " ");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -150,7 +151,7 @@ TEST_F(RankEnvironment, RanksOutsideTheJobAreWarnedAbout) {
 // test shift moves only the wall clock.
 TEST_F(RankEnvironment, ConfigFileCarriesClockPairsThatTheTestShiftMoves) {
   for (const long long shift : {0LL, -3600000000000LL, 5000000000LL}) {
-    fs::remove_all(out());
+    test::remove_tree(out());
     const long long real_before = read_clock(CLOCK_REALTIME);
     const long long mono_before = read_clock(CLOCK_MONOTONIC);
     const CommandResult r =

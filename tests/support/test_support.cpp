@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ftw.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "remove_tree.hpp"
 #include "trace_nesting_check.hpp"
 
 extern char** environ;
@@ -37,6 +39,16 @@ std::string binary_dir() {
   return REGIONTRACE_BINARY_DIR;
 }
 
+void remove_tree(const std::string& path) {
+  // Children first (FTW_DEPTH), links not followed (FTW_PHYS); an entry
+  // that cannot go does not stop the others.
+  const auto remove_entry = [](const char* item, const struct stat*, int, struct FTW*) {
+    ::remove(item);
+    return 0;
+  };
+  nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 TempDir::TempDir() {
   std::string tmpl = (fs::temp_directory_path() / "regiontrace_test_XXXXXX").string();
   if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
@@ -50,8 +62,7 @@ TempDir::~TempDir() {
     }
   }
   if (getenv("REGIONTRACE_KEEP_TEST_FILES") == nullptr) {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
+    remove_tree(path_);
   }
 }
 

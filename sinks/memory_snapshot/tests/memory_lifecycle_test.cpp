@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory_test_support.hpp"
+#include "remove_tree.hpp"
 #include "torch_workload.hpp"
 
 namespace regiontrace::memory::test {
@@ -104,7 +105,7 @@ TEST(MemoryLifecycle, AWriteFailureSwitchesTheSinkOffAndTheApplicationGoesOn) {
   std::filesystem::create_directories(out);
   SinkRun run(memory_options(out));
   { RT_REGION("before"); }
-  std::filesystem::remove_all(out);
+  regiontrace::test::remove_tree(out);
   snapshot("into a folder that is gone");
   // The writer fails within milliseconds; the next region that reaches the
   // sink gets the error thrown at the host, which logs it, switches the sink

@@ -125,6 +125,23 @@ TEST(ConfigLayers, UnknownRegiontraceVariableIsAnError) {
       << errors[0];
 }
 
+// The project's scripts read these; users export them as the scripts'
+// docs say (scripts/gpu_check.sh), and no program may refuse to start then.
+TEST(ConfigLayers, TheScriptsVariablesAreNoConfigurationAndNoError) {
+  std::vector<std::string> errors;
+  const ConfigTree t =
+      detail::build_config_tree({},
+                                {{"REGIONTRACE_PYTHON", "/opt/torch/.venv/bin/python"},
+                                 {"REGIONTRACE_VENV", "/root/.cache/regiontrace/venv"},
+                                 {"REGIONTRACE_TARGETS", "video_pipeline regiontrace_cli"},
+                                 {"REGIONTRACE_PYTHONN", "/x"}},
+                                {"nvtx"}, &errors);
+  ASSERT_EQ(errors.size(), 1u);  // the misspelt one only
+  EXPECT_NE(errors[0].find("REGIONTRACE_PYTHONN"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[0].find("REGIONTRACE_PYTHON:"), std::string::npos) << errors[0];
+  EXPECT_TRUE(t.keys("sinks").empty());
+}
+
 TEST(ConfigLayers, SeedProfilerVariables) {
   const Environment env = {
       {"FASTVIDEO_TORCH_PROFILER_DIR", "/mnt/traces/fastvideo"},

@@ -46,6 +46,15 @@ std::string expand_home(const std::string& path, const Environment& env) {
   return *home + path.substr(1);
 }
 
+// Read by the project's scripts (scripts/python_env.sh, build.sh,
+// gpu_check.sh), never by the configuration, and exported by users who
+// follow those scripts' docs: not an unknown variable (an exported
+// REGIONTRACE_PYTHON stopped every program of a GPU check).
+bool is_script_variable(const std::string& name) {
+  return name == "REGIONTRACE_PYTHON" || name == "REGIONTRACE_VENV" ||
+         name == "REGIONTRACE_TARGETS";
+}
+
 }  // namespace
 
 const std::vector<std::string>& core_variable_names() {
@@ -224,6 +233,7 @@ void apply_sink_environment(const Environment& env, const std::vector<std::strin
   for (const auto& [name, value] : env) {
     if (name.rfind(prefix, 0) != 0) continue;
     if (std::find(core.begin(), core.end(), name) != core.end()) continue;
+    if (is_script_variable(name)) continue;
     const std::string rest = lower(name.substr(prefix.size()));
     // Sink names hold underscores too: take the longest sink name that fits.
     std::string sink;

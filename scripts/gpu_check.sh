@@ -154,6 +154,9 @@ cuda_root=/usr/local/cuda
 [ -x "$cuda_root/bin/nvcc" ] || cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
 [ -x "$cuda_root/bin/nvcc" ] && cmake_args+=(-DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc")
 command -v ninja >/dev/null 2>&1 && cmake_args+=(-G Ninja)
+# No GPU item needs the Python module, and an image's CMake and pybind11 may
+# not agree (CMake 4.4 with pybind11 3.1: no python_add_library).
+[ "$quick" -eq 1 ] && cmake_args+=(-DREGIONTRACE_WITH_PYTHON=OFF)
 if [ -n "$deps" ]; then
   # Debian packages unpacked into the build folder; absolute links inside
   # them re-pointed into the unpacked tree.

@@ -189,3 +189,52 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
         ours = {r["name"]: r for r in _cli("summary", "--json", path)["regions"]}
         assert hta_self == pytest.approx(ours[REGION]["self_us"], abs=STEPS * 1.0), rank
         assert inner["dur"].sum() == pytest.approx(ours["forward"]["self_us"], abs=STEPS * 1.0)
+
+
+# video_pipeline under config/profiles/kernels.yaml with cpu,cuda activities
+# on an H200 (torch 2.11+cu130), written by scripts/gpu_check.sh on
+# 2026-12-04: 808 kernels and 4 copies on one stream, denoising steps 2-3.
+GPU_TRACES = os.path.join(os.path.dirname(__file__), "data", "h200_kernels")
+
+
+def test_gpu_trace_breakdowns_agree_with_regiontrace_summary():
+    # HTA's temporal and kernel breakdowns of a GPU trace regiontrace wrote,
+    # against `regiontrace summary` of the same file: kernel time to the
+    # nanosecond (HTA's ns rounding off), each kernel's count and sum.
+    a = _load(GPU_TRACES, include_last_profiler_step=True)
+    assert a.t.get_ranks() == [0]
+    path = a.t.trace_files[0]
+    gpu = _cli("summary", "--json", "--top", "0", path)["gpu"]
+    kernel_us = sum(r["self_us"] for r in gpu if r["category"] == "kernel")
+    copy_us = sum(r["self_us"] for r in gpu if r["category"] in ("gpu_memcpy", "gpu_memset"))
+    assert kernel_us > 1000 and copy_us > 0
+    temporal = a.get_temporal_breakdown(visualize=False).iloc[0]
+    assert temporal["compute_time(us)"] == pytest.approx(kernel_us, abs=0.01)
+    assert temporal["non_compute_time(us)"] == pytest.approx(copy_us, abs=0.01)
+
+    _, per_kernel = a.get_gpu_kernel_breakdown(visualize=False, num_kernels=1000,
+                                               include_memory_kernels=True)
+    ours = {r["name"]: r for r in gpu}
+    hta_rows = per_kernel[per_kernel["name"] != "others"]
+    assert len(hta_rows) == len(ours)
+    for _, row in hta_rows.iterrows():
+        mine = ours[row["name"]]
+        assert row["sum (us)"] == pytest.approx(mine["self_us"], abs=1.0), row["name"]
+        assert row["max (us)"] == pytest.approx(mine["max_us"], abs=1.0), row["name"]
+
+
+def test_gpu_kernels_are_launched_inside_their_region_span():
+    # In HTA's frame: every kernel's launch (the cuda_runtime call with its
+    # correlation id) lies inside a regiontrace region span on the CPU.
+    a = _load(GPU_TRACES, include_last_profiler_step=True)
+    df = _frame(a, 0)
+    spans = df[df["s_name"].str.startswith("regiontrace.region::")]
+    kernels = df[df["s_cat"] == "kernel"]
+    # cudaLaunchKernel and friends, or the driver's cuLaunchKernelEx.
+    launches = df[df["s_cat"].isin(["cuda_runtime", "cuda_driver"])].set_index("correlation")
+    assert len(spans) >= 1 and len(kernels) == 808
+    for corr in kernels["correlation"]:
+        launch = launches.loc[corr]
+        inside = spans[(spans["ts"] <= launch["ts"]) &
+                       (launch["ts"] + launch["dur"] <= spans["ts"] + spans["dur"])]
+        assert len(inside) >= 1, (corr, launch["ts"])

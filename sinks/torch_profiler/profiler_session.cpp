@@ -91,6 +91,41 @@ std::atomic<int> g_in_flight{0};
 std::atomic<at::CallbackHandle> g_gate{0};
 std::atomic<at::CallbackHandle> g_inherited_gate{0};
 
+// --- the gate switched off between collection windows ----------------------
+// A registered callback costs every op in the process a RecordFunction
+// (~250 ns, as much as a 32x32 matmul) even where the gate refuses it. So
+// when no thread is attached and kRefusalsToSwitchOff ops in a row were
+// refused, the gate is disabled in libtorch's table (ops then cost nothing),
+// and the next attach enables it again: libtorch rebuilds each thread's
+// callback list once then (~1-2 us), once per stretch outside the windows,
+// not per region: regions entered back to back never reach the count.
+constexpr std::int64_t kRefusalsToSwitchOff = 256;
+std::atomic<int> g_attached{0};  // threads attached to the live session
+std::atomic<std::int64_t> g_refusals{0};
+std::atomic<bool> g_gate_on{true};
+std::mutex g_gate_switch_mutex;
+
+void switch_gate(bool on) {
+  std::lock_guard<std::mutex> lock(g_gate_switch_mutex);
+  const at::CallbackHandle gate = g_gate.load();
+  if (gate == 0 || g_gate_on.load() == on) return;
+  if (!on && g_attached.load() != 0) return;  // a thread attached meanwhile
+  if (on) {
+    at::reenableCallback(gate);
+  } else {
+    at::disableCallback(gate);
+  }
+  g_refusals.store(0);
+  g_gate_on.store(on);
+}
+
+void note_refused_outside() {
+  if (g_attached.load(std::memory_order_relaxed) != 0) return;
+  if (g_refusals.fetch_add(1, std::memory_order_relaxed) + 1 == kRefusalsToSwitchOff) {
+    switch_gate(false);
+  }
+}
+
 // Set in a child forked while a session was live: libtorch's Kineto keeps
 // that session's state (and a handler thread the child does not have), so
 // starting or stopping a profiler there ends the child in std::terminate.
@@ -141,7 +176,13 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   const c10::DebugInfoBase* live = g_live.load(std::memory_order_acquire);
   // A thread records while it carries the live session's state: attached,
   // or inheriting the state of an attached thread.
-  if (live == nullptr || c10::ThreadLocalDebugInfo::get(kProfilerSlot) != live) return nullptr;
+  if (live == nullptr || c10::ThreadLocalDebugInfo::get(kProfilerSlot) != live) {
+    note_refused_outside();
+    return nullptr;
+  }
+  if (g_refusals.load(std::memory_order_relaxed) != 0) {
+    g_refusals.store(0, std::memory_order_relaxed);  // "in a row"
+  }
   const InFlight call(live);
   if (!call.entered()) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
@@ -338,7 +379,11 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
     // pop of its debug info (~0.2 us), where adding and removing a
     // thread-local callback rebuilds libtorch's callback tables (~2 us).
     s.gate = at::addGlobalCallback(gated_copy(s.callback->callback_));
+    std::lock_guard<std::mutex> lock(g_gate_switch_mutex);
     g_gate.store(s.gate);
+    g_gate_on.store(true);
+    g_refusals.store(0);
+    g_attached.store(0);
   }
   // CUDA activity runs for the whole session (device_windows.hpp says why);
   // the export keeps what the windows launched.
@@ -372,6 +417,8 @@ AttachResult ProfilerSession::attach_current_thread() {
   (void)&t_sentinel;  // odr-use: registers its destructor on this thread
   c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
   t_attachment = new Attachment{s.state};
+  g_attached.fetch_add(1);
+  if (!g_gate_on.load(std::memory_order_relaxed)) switch_gate(true);
   return AttachResult::kAttached;
 }
 
@@ -379,6 +426,8 @@ bool ProfilerSession::detach_current_thread() {
   Attachment* a = t_attachment;
   if (a == nullptr) return false;
   t_attachment = nullptr;
+  // An attachment to a finished session was not counted by the live one.
+  if (a->state.get() == g_live.load()) g_attached.fetch_sub(1);
   // A thread that is ending keeps its slots: they go with it.
   if (!t_exiting && c10::ThreadLocalDebugInfo::get(kProfilerSlot) == a->state.get()) {
     try {
@@ -428,7 +477,11 @@ CollectedProfilePtr ProfilerSession::finish() {
   g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
   while (g_in_flight.load() != 0) std::this_thread::yield();
   at::CallbackHandle gate = s.gate;
-  const bool remove_gate = gate != 0 && g_gate.compare_exchange_strong(gate, 0);
+  bool remove_gate = false;
+  {
+    std::lock_guard<std::mutex> lock(g_gate_switch_mutex);  // no switch under way
+    remove_gate = gate != 0 && g_gate.compare_exchange_strong(gate, 0);
+  }
   if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
   CollectedProfilePtr out(new CollectedProfile());
   try {

@@ -1,6 +1,7 @@
 // The torch_profiler sink end to end, in this process: real libtorch ops in
 // and out of selected regions, the written trace parsed back.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -161,6 +162,47 @@ TEST_F(TorchProfilerSink, NestedSelectedRegionsSwitchOnce) {
   EXPECT_TRUE(within(cpu_ops(t, "aten::sin")[0], spans[1]));
   EXPECT_EQ(cpu_ops(t, "aten::tan").size(), 1u);
   EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 1u);
+}
+
+// Between windows the profiler's callback is switched off in libtorch's
+// table once enough ops in a row were refused (an op then builds no
+// RecordFunction at all), and the next selected region switches it back on
+// before its first op: nothing inside a region is missed.
+TEST_F(TorchProfilerSink, OpsBetweenWindowsRunWithoutTheProfilersCallback) {
+  const auto an_op_here_runs_callbacks = [] {
+    return at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION).has_value();
+  };
+  init(sink_options(dir_));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  // A few ops between regions: the callback stays (regions back to back do
+  // not pay for switching it).
+  for (int i = 0; i < 100; ++i) at::cos(a_);
+  EXPECT_TRUE(an_op_here_runs_callbacks());
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 300; ++i) at::cos(a_);
+    EXPECT_FALSE(an_op_here_runs_callbacks()) << "round " << round;
+    RT_REGION("tp_selected");
+    EXPECT_TRUE(an_op_here_runs_callbacks()) << "round " << round;
+    for (int i = 0; i < 5; ++i) at::mm(a_, a_);
+  }
+  // Another thread's region switches it on for this one too.
+  for (int i = 0; i < 300; ++i) at::cos(a_);
+  EXPECT_FALSE(an_op_here_runs_callbacks());
+  std::thread([&] {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }).join();
+  shutdown();
+
+  const json t = only_trace(dir_);
+  const std::vector<json> spans = region_spans(t);
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 12u);
+  EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
+  for (const json& op : cpu_ops(t)) EXPECT_TRUE(inside_some(op, spans)) << op.dump();
 }
 
 TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {

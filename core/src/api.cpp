@@ -5,6 +5,7 @@
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
 #include "regiontrace/regiontrace.hpp"
+#include "regiontrace/thread_step.hpp"
 
 namespace regiontrace {
 namespace detail {
@@ -80,6 +81,12 @@ void set_step(std::int64_t step) {
 }
 std::int64_t step() {
   return detail::Dispatcher::instance().step();
+}
+void set_thread_step(std::int64_t step) {
+  detail::Dispatcher::instance().set_thread_step(step);
+}
+std::int64_t thread_step() {
+  return detail::Dispatcher::instance().thread_step();
 }
 
 void mark(std::string_view name) {

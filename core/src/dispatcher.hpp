@@ -61,6 +61,9 @@ class Dispatcher {
 
   void set_step(std::int64_t step);
   std::int64_t step() const { return step_.load(std::memory_order_relaxed); }
+  // The calling thread's step for its tensor events (thread_step.hpp).
+  void set_thread_step(std::int64_t step);
+  std::int64_t thread_step();
   void mark(std::string_view name);
   void snapshot(std::string_view reason);
 
@@ -106,6 +109,9 @@ class Dispatcher {
   void forget_spans_after_fork();
   void leave_out_of_order(ThreadStack& stack, std::uint64_t token, bool unwinding);
   void recompute_live_locked();
+  // The running sinks a tensor event of `stack`'s thread may go to as far as
+  // steps go: live_, or those selecting the thread's own step.
+  std::uint64_t tensor_live(ThreadStack& stack, const RoutingTable& table);
   // Calls fn(sink) for every sink in `mask`; a sink that throws is switched off.
   template <typename Fn>
   void deliver(const RoutingTable& table, std::uint64_t mask, const char* callback, Fn&& fn);

@@ -63,6 +63,33 @@ void Dispatcher::set_step(std::int64_t step) {
   deliver(*t, mask, "on_step", [&](Sink& s) { s.on_step(ev); });
 }
 
+void Dispatcher::set_thread_step(std::int64_t step) {
+  ThreadStack* stack = current_thread_stack();
+  if (stack == nullptr) return;  // an untracked thread sends no tensor events
+  stack->tensor_step = step;
+  stack->tensor_step_table = nullptr;  // its sinks: at the next tensor event
+}
+
+std::int64_t Dispatcher::thread_step() {
+  const ThreadStack* stack = current_thread_stack();
+  return stack != nullptr ? stack->tensor_step : kNoStep;
+}
+
+std::uint64_t Dispatcher::tensor_live(ThreadStack& stack, const RoutingTable& table) {
+  if (stack.tensor_step == kNoStep) return live_.load(std::memory_order_relaxed);
+  if (stack.tensor_step_table != &table) {
+    // A table's slots and their step filters never change (a restart makes
+    // a new table), so the answer holds until the table changes.
+    std::uint64_t sinks = 0;
+    for (const SinkSlot* slot : table.slots()) {
+      if (slot->steps.contains(stack.tensor_step)) sinks |= std::uint64_t{1} << slot->index;
+    }
+    stack.tensor_step_sinks = sinks;
+    stack.tensor_step_table = &table;
+  }
+  return stack.tensor_step_sinks & enabled_.load(std::memory_order_relaxed);
+}
+
 void Dispatcher::mark(std::string_view name) {
   const RoutingTable* t = table_.load(std::memory_order_acquire);
   ThreadStack* stack = current_thread_stack();
@@ -92,9 +119,10 @@ void Dispatcher::tensor(std::string_view label, const at::Tensor& tensor, Tensor
   ThreadStack* stack = current_thread_stack();
   if (t == nullptr || stack == nullptr) return;
   const std::uint64_t mask =
-      inside_mask(stack, *t) & tensor_family(*t, origin) & live_.load(std::memory_order_relaxed);
+      inside_mask(stack, *t) & tensor_family(*t, origin) & tensor_live(*stack, *t);
   if (mask == 0) return;
   TensorEvent ev = make_event<TensorEvent>(stack, *t, mask);
+  if (stack->tensor_step != kNoStep) ev.step = stack->tensor_step;
   ev.label = label;
   ev.module = top_is_current(stack, *t) ? std::string_view(registry_->entry(stack->top().id).name)
                                         : std::string_view();

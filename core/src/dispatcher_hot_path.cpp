@@ -339,9 +339,9 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
 // makes none (a thread without one has no region open).
 bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
   const RoutingTable* t = table_.load(std::memory_order_acquire);
-  if (t == nullptr) return false;
-  return (inside_mask(this_thread_stack(), *t) & tensor_family(*t, origin) &
-          live_.load(std::memory_order_relaxed)) != 0;
+  ThreadStack* stack = this_thread_stack();
+  if (t == nullptr || stack == nullptr) return false;
+  return (inside_mask(stack, *t) & tensor_family(*t, origin) & tensor_live(*stack, *t)) != 0;
 }
 
 void Dispatcher::close_thread(ThreadStack& stack) {

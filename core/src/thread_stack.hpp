@@ -17,6 +17,8 @@
 
 namespace regiontrace::detail {
 
+class RoutingTable;
+
 class ThreadStack : public RegionStack {
  public:
   // `number`: 1 .. kMaxTrackedThreads (see regiontrace/detail/region_token.hpp).
@@ -58,6 +60,13 @@ class ThreadStack : public RegionStack {
   std::string_view open_path(std::uint32_t depth) const {
     return std::string_view(path_text, path_end[depth - 1]);
   }
+
+  // set_thread_step(): the step this thread's tensor events carry instead of
+  // the process's (kNoStep: none), and which sinks of `tensor_step_table`
+  // select it (worked out at the first tensor event under that table).
+  std::int64_t tensor_step = kNoStep;
+  const RoutingTable* tensor_step_table = nullptr;
+  std::uint64_t tensor_step_sinks = 0;
 
  private:
   // Rebuilds the path from frame `valid` on, up to `depth`.

@@ -36,11 +36,13 @@ import sys as _sys
 
 from . import _regiontrace
 from ._regiontrace import Error, region, enabled, mark, snapshot, current_step
+from ._regiontrace import set_thread_step, thread_step
 from ._config import init_values as _init_values
 from ._decorate import decorate as _decorate
 
 __all__ = [
     "Error", "region", "init", "shutdown", "flush", "enabled", "set_step", "step", "current_step",
+    "set_thread_step", "thread_step",
     "mark", "snapshot", "observe", "tensors_wanted", "trace_modules", "TraceHandle",
     "attach_activation_trace", "detach_activation_trace", "trace_step",
 ]

@@ -174,22 +174,22 @@ def detach_activation_trace(mgr):
         mgr.remove_from_manager()
 
 
-_NO_STEP = -(2**63)
-
-
 def current_step_idx():
-    """The step records carry now, or None."""
-    return _regiontrace.current_step()
+    """The step trace_step() set on this thread, or None."""
+    return _regiontrace.thread_step()
 
 
 @contextlib.contextmanager
 def trace_step(step_idx):
-    """The body runs as step `step_idx`: every record it writes carries it,
-    and FASTVIDEO_TRACE_STEPS decides whether it is kept. The step before
-    the block is restored after it (none, if none was set)."""
-    previous = _regiontrace.current_step()
-    _regiontrace.set_step(int(step_idx))
+    """The body runs as step `step_idx` on this thread, as FastVideo's
+    thread-local step: the records this thread writes carry it and
+    FASTVIDEO_TRACE_STEPS decides whether they are kept; other threads keep
+    their own. The thread's step before the block is restored after it
+    (none, if none was set). Regions and the profiler's steps do not see it
+    (regiontrace.set_step() is the process's step)."""
+    previous = _regiontrace.thread_step()
+    _regiontrace.set_thread_step(int(step_idx))
     try:
         yield step_idx
     finally:
-        _regiontrace.set_step(_NO_STEP if previous is None else previous)
+        _regiontrace.set_thread_step(previous)

@@ -18,6 +18,7 @@
 #include "region_type.hpp"
 #include "regiontrace/inspect.hpp"
 #include "regiontrace/regiontrace.hpp"
+#include "regiontrace/thread_step.hpp"
 
 namespace py = pybind11;
 
@@ -97,6 +98,20 @@ PYBIND11_MODULE(_regiontrace, m) {
   m.def(
       "set_step", [](std::int64_t s) { regiontrace::set_step(s); }, py::arg("step"));
   m.def("current_step", &current_step, "The step set_step() set last, or None.");
+  m.def(
+      "set_thread_step",
+      [](std::optional<std::int64_t> s) { regiontrace::set_thread_step(s ? *s : kNoStep); },
+      py::arg("step"),
+      "The step this thread's observed tensors carry instead of set_step()'s; None: "
+      "set_step()'s again.");
+  m.def(
+      "thread_step",
+      []() -> std::optional<std::int64_t> {
+        const std::int64_t s = regiontrace::thread_step();
+        if (s == kNoStep) return std::nullopt;
+        return s;
+      },
+      "The step set_thread_step() set on this thread, or None.");
   m.def(
       "mark", [](const std::string& name) { regiontrace::mark(name); }, py::arg("name"));
   m.def(

@@ -129,6 +129,54 @@ def test_each_attach_reads_the_variables_and_detach_leaves_every_record_written(
     assert "none None None" in proc.stdout
 
 
+THREAD_STEPS = """
+import json, os, threading, torch, regiontrace
+from torch import nn
+from regiontrace.fastvideo import *
+
+model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+os.environ["FASTVIDEO_TRACE_ACTIVATIONS"] = "1"
+os.environ["FASTVIDEO_TRACE_LAYERS"] = ""
+os.environ["FASTVIDEO_TRACE_STEPS"] = "1,3"
+os.environ["FASTVIDEO_TRACE_OUTPUT"] = os.path.join(os.getcwd(), "steps.jsonl")
+mgr = attach_activation_trace(model)
+both_inside = threading.Barrier(2)
+seen = {}
+
+def worker(step, name):
+    with torch.no_grad(), trace_step(step):
+        both_inside.wait()                 # the two steps are set at once
+        model(torch.ones(1, 2))
+        seen[name] = current_step_idx()
+        both_inside.wait()
+
+threads = [threading.Thread(target=worker, args=(1, "a")),
+           threading.Thread(target=worker, args=(3, "b"))]
+for t in threads:
+    t.start()
+with trace_step(2):                         # the main thread's own step: not kept
+    for t in threads:
+        t.join()
+    model(torch.ones(1, 2))
+    main_step = current_step_idx()
+detach_activation_trace(mgr)
+with open("steps.jsonl") as f:
+    steps = sorted(json.loads(l)["step"] for l in f)
+print("seen", seen["a"], seen["b"], main_step, current_step_idx(), regiontrace.current_step())
+print("steps", steps)
+"""
+
+
+def test_trace_step_is_each_threads_own(tmp_path):
+    # FastVideo keeps the step in a thread-local: two threads tracing at once
+    # write their own steps, and the process's step (regions, the profiler's
+    # step spans) is not touched.
+    proc = run_python(THREAD_STEPS, env=clean_env(), cwd=tmp_path)
+    assert "seen 1 3 2 None None" in proc.stdout, proc.stdout + proc.stderr
+    # Each pass writes 0 (Linear) and 1 (ReLU): steps 1 and 3 kept, 2 filtered.
+    assert "steps [1, 1, 3, 3]" in proc.stdout, proc.stdout + proc.stderr
+
+
 PROFILER_API = """
 import os, torch
 from regiontrace.fastvideo import *

@@ -161,6 +161,8 @@ def check_paths(rel, text, source_dir, prefix, errors):
 def translation_unit(block, prelude):
     """The block as a .cpp file; #line keeps compiler messages on the .md."""
     out = ["#include <regiontrace/regiontrace.hpp>"]
+    if "set_thread_step" in block.text:  # the README's line names its header
+        out += ["#include <regiontrace/thread_step.hpp>"]
     if TORCH_WORDS.search(block.text + prelude):
         out += ["#include <torch/torch.h>", "#include <regiontrace/torch.hpp>"]
     if prelude:

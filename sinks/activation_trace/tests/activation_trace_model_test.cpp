@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <thread>
 
 #include "regiontrace/tensor_stats.hpp"
+#include "regiontrace/thread_step.hpp"
 #include "regiontrace/torch.hpp"
 #include "test_support.hpp"
 
@@ -236,6 +238,42 @@ TEST_F(ActivationTraceModel, StepFilterKeepsChosenSteps) {
   for (std::size_t i = 0; i < t.records.size(); ++i) {
     EXPECT_EQ(t.records[i]["step"], i < one_pass().size() ? 1 : 3);
   }
+}
+
+// set_thread_step(): each thread's records carry its own step, and the
+// sink's steps select them by it (FastVideo's trace_step is per thread); a
+// thread without one follows set_step().
+TEST_F(ActivationTraceModel, ThreadStepsAreEachThreadsOwn) {
+  init(trace_options(dir_, {{"steps", "1,3"}}));
+  set_step(0);  // the process's step: not selected
+  EXPECT_EQ(thread_step(), kNoStep);
+  const auto pass = [this](std::int64_t step) {
+    torch::NoGradGuard no_grad;
+    set_thread_step(step);
+    EXPECT_EQ(thread_step(), step);
+    regiontrace::forward(net_, torch::randn({5, 8}));
+  };
+  std::thread a([&] { pass(1); });
+  std::thread b([&] {
+    EXPECT_EQ(thread_step(), kNoStep) << "a new thread has none";
+    pass(2);  // not selected: nothing
+    pass(3);
+  });
+  a.join();
+  b.join();
+  {
+    torch::NoGradGuard no_grad;
+    set_thread_step(3);
+    set_thread_step(kNoStep);                          // cleared: the process's step again
+    regiontrace::forward(net_, torch::randn({5, 8}));  // step 0: not selected
+    set_step(1);
+    regiontrace::forward(net_, torch::randn({5, 8}));  // step 1
+  }
+  shutdown();
+  std::map<std::int64_t, std::size_t> per_step;
+  for (const auto& r : read_trace(dir_.file("trace.jsonl")).records) ++per_step[r["step"]];
+  EXPECT_EQ(per_step, (std::map<std::int64_t, std::size_t>{{1, 2 * one_pass().size()},
+                                                           {3, one_pass().size()}}));
 }
 
 TEST_F(ActivationTraceModel, OpLevelRecordsEveryMatchingAtenOp) {

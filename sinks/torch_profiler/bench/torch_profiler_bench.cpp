@@ -114,6 +114,7 @@ enum Config : int {
   kBare,         // the op under libtorch's profiler as the sink starts it
   kSink,         // the op in a selected region, sink on: the judged figure
   kOutside,      // the op outside selected regions while a window is live
+  kJustOutside,  // the same within the first ops after a region (the gate still on)
   kEmptyRegion,  // a selected region with nothing inside
   kConfigs
 };
@@ -125,6 +126,10 @@ int op_batch() {
   return env_int("TP_BENCH_BATCH", 100);
 }
 constexpr int kOpWarmup = 20;
+// More ops than the sink lets its gate refuse in a row before switching it
+// off (kRefusalsToSwitchOff in profiler_session.cpp): kOutside then times
+// the ops of a stretch outside every window, kJustOutside those before.
+constexpr int kPastTheGateWarmup = 300;
 constexpr int kEmptyBatch = 2000;
 constexpr int kEmptyWarmup = 200;
 
@@ -188,8 +193,13 @@ Sample run_batch(Config c) {
       regiontrace::shutdown();  // writes the trace
       break;
     case kOutside:
-      // The profiler's callback is registered for every thread while a window
-      // is live, and returns at its gate here.
+      // Past the gate's count the profiler's callback is switched off.
+      start_sink_and_window();
+      s = timed_batch(kPastTheGateWarmup, op_batch(), op);
+      regiontrace::shutdown();
+      break;
+    case kJustOutside:
+      // The callback is still registered, and returns at its gate.
       start_sink_and_window();
       s = timed_batch(kOpWarmup, op_batch(), op);
       regiontrace::shutdown();
@@ -238,7 +248,7 @@ OpFigures g_ops;
 void BM_MatmulInterleaved(benchmark::State& state) {
   std::vector<Sample> samples[kConfigs];
   std::mt19937 random(15);  // the same orders from run to run
-  std::array<Config, kConfigs> order{kAlone, kBare, kSink, kOutside, kEmptyRegion};
+  std::array<Config, kConfigs> order{kAlone, kBare, kSink, kOutside, kJustOutside, kEmptyRegion};
   const int n = rounds();
   for (auto _ : state) {
     for (int r = 0; r < n; ++r) {
@@ -352,6 +362,7 @@ void report_ops() {
   const Distribution& bare = f.cpu[kBare];
   const Distribution& sink = f.cpu[kSink];
   const Distribution& outside = f.cpu[kOutside];
+  const Distribution& just_outside = f.cpu[kJustOutside];
   const Distribution& empty = f.cpu[kEmptyRegion];
   std::printf(
       "\n%dx%d matmul, %d interleaved batches of %d ops per configuration; CPU time fastest "
@@ -386,6 +397,10 @@ void report_ops() {
   o.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
   o.target = 1.02;
   regiontrace::bench::print_verdict(o);
+  std::printf(
+      "the same op among the first %d after a selected region (the gate still registered): "
+      "%.0f ns CPU (%.0f median), %.3f x the op alone\n",
+      op_batch() + kOpWarmup, just_outside.min, just_outside.median, just_outside.min / alone.min);
   std::printf(
       "selected region with nothing inside (collection on and off, span, markers): "
       "%.0f ns CPU (%.0f median, %.0f median wall)\n",

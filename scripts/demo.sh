@@ -4,7 +4,7 @@
 # on the transformer blocks, memory accounting), then say where everything is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
+bash scripts/install_deps.sh --demo  # what the demo needs; scripts/test.sh installs the rest
 # Only what the demo runs: the library, the sinks quickstart.yaml names, the
 # command line and the example; scripts/test.sh builds the rest.
 REGIONTRACE_TARGETS="video_pipeline regiontrace_cli regiontrace_sink_torch_profiler

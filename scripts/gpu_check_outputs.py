@@ -40,7 +40,12 @@ def check_kernels(folders):
     for folder in folders:
         traces = [t for t in files(folder, "torch_trace*.json*") if ".summary." not in t]
         for path in traces:
-            events = load_trace(path)["traceEvents"]
+            trace = load_trace(path)
+            events = trace["traceEvents"]
+            # The GPUs as Kineto lists them (TensorBoard's GPU views read them).
+            devices = trace.get("deviceProperties", [])
+            if not devices or not all(d.get("numSms", 0) > 0 and d.get("name") for d in devices):
+                fail("%s: deviceProperties lists no GPU with a name and SMs: %s" % (path, devices))
             spans = [e for e in events if e.get("ph") == "X" and "region::" in e.get("name", "")]
             kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
             if not spans:
@@ -74,9 +79,10 @@ def check_kernels(folders):
             if outside:
                 fail("%s: %d of %d kernel launches outside every region span" %
                      (path, outside, len(kernels)))
-            print("%s: %d kernels on streams %s, %d region spans, every launch inside a span" %
+            print("%s: %d kernels on streams %s, %d region spans, every launch inside a span; %s" %
                   (os.path.basename(path), len(kernels),
-                   sorted({k["args"]["stream"] for k in kernels}), len(spans)))
+                   sorted({k["args"]["stream"] for k in kernels}), len(spans),
+                   ", ".join("%s (%d SMs)" % (d["name"], d["numSms"]) for d in devices)))
 
 
 def check_memory(folder):

@@ -358,11 +358,39 @@ std::string trace_id() {
 // gets it from torch.profiler that way): HolisticTraceAnalysis takes a
 // trace's rank from the first match of `"rank":\s+(\d+)` in the file, and
 // finds none in compact JSON. Nothing before it has such a match. There is
-// no "backend": the process group is the program's, not regiontrace's, and
-// deviceProperties stays empty: the CUDA device properties Kineto lists are
-// not read here.
+// no "backend": the process group is the program's, not regiontrace's.
+// deviceProperties lists the GPUs with Kineto's names when CUDA activity was
+// collected (the sink reads them), and is empty otherwise, as Kineto's.
+void append_device_properties(std::string& buf, const std::vector<DeviceProperties>& devices) {
+  buf += "\"deviceProperties\":[";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceProperties& d = devices[i];
+    if (i != 0) buf += ',';
+    json::Writer w(buf);
+    w.begin_object()
+        .field("id", d.id)
+        .field("name", d.name)
+        .field("totalGlobalMem", d.total_global_mem)
+        .field("computeMajor", d.compute_major)
+        .field("computeMinor", d.compute_minor)
+        .field("maxThreadsPerBlock", d.max_threads_per_block)
+        .field("maxThreadsPerMultiprocessor", d.max_threads_per_multiprocessor)
+        .field("regsPerBlock", d.regs_per_block)
+        .field("warpSize", d.warp_size)
+        .field("sharedMemPerBlock", d.shared_mem_per_block)
+        .field("numSms", d.num_sms)
+        .field("regsPerMultiprocessor", d.regs_per_multiprocessor)
+        .field("sharedMemPerBlockOptin", d.shared_mem_per_block_optin)
+        .field("sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor)
+        .end_object();
+  }
+  buf += ']';
+}
+
 void append_kineto_metadata(std::string& buf, const TraceData& data) {
-  buf += "{\"schemaVersion\":1,\"deviceProperties\":[],\"trace_id\":\"";
+  buf += "{\"schemaVersion\":1,";
+  append_device_properties(buf, data.devices);
+  buf += ",\"trace_id\":\"";
   buf += trace_id();
   buf += "\",\"distributedInfo\":{\"rank\": ";
   json::append_int(buf, data.rank);

@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "device_properties.hpp"
 #include "fastvideo_layout.hpp"
 #include "trace_export.hpp"
 
@@ -373,6 +374,7 @@ std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(
   d.first_step = rec.first_step;
   d.last_step = rec.last_step;
   d.torch_version = ProfilerSession::torch_version();
+  if (settings_.profiler.cuda) d.devices = read_device_properties();
   d.ops_refused = ops_refused_;
   if (capped) d.cap_reason = settings_.max_events > 0 ? "max_events" : "max_trace_mb";
   // The window's clock to the trace's: every time in it, once.

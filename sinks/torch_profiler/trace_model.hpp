@@ -117,6 +117,25 @@ struct ThreadInfo {
   std::string name;
 };
 
+// A GPU as Kineto lists it in a trace's deviceProperties (its names in the
+// comments); TensorBoard's profiler plugin reads them for its GPU views.
+struct DeviceProperties {
+  int id = 0;
+  std::string name;
+  std::int64_t total_global_mem = 0;               // totalGlobalMem, bytes
+  int compute_major = 0;                           // computeMajor
+  int compute_minor = 0;                           // computeMinor
+  int max_threads_per_block = 0;                   // maxThreadsPerBlock
+  int max_threads_per_multiprocessor = 0;          // maxThreadsPerMultiprocessor
+  int regs_per_block = 0;                          // regsPerBlock
+  int warp_size = 0;                               // warpSize
+  std::int64_t shared_mem_per_block = 0;           // sharedMemPerBlock
+  int num_sms = 0;                                 // numSms
+  int regs_per_multiprocessor = 0;                 // regsPerMultiprocessor
+  std::int64_t shared_mem_per_block_optin = 0;     // sharedMemPerBlockOptin
+  std::int64_t shared_mem_per_multiprocessor = 0;  // sharedMemPerMultiprocessor
+};
+
 struct TraceData {
   int rank = 0;
   int local_rank = 0;
@@ -144,7 +163,8 @@ struct TraceData {
   std::int64_t last_step = 0;
   bool has_steps = false;
   std::string torch_version;
-  std::string trace_name;  // the file's path, Kineto's top-level traceName
+  std::string trace_name;                 // the file's path, Kineto's top-level traceName
+  std::vector<DeviceProperties> devices;  // with CUDA activity on a GPU; else none
   // What was dropped while collecting because of the size cap.
   std::int64_t ops_refused = 0;
   std::string cap_reason;  // empty: no cap was reached while collecting

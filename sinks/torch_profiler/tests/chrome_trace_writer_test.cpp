@@ -363,6 +363,42 @@ TEST(ChromeTraceWriter, WritesKinetosMetadataWithARankHtaFinds) {
   EXPECT_TRUE(t["baseTimeNanoseconds"].is_number_integer());
 }
 
+// With CUDA activity the sink lists the GPUs as Kineto does: its key names,
+// which TensorBoard's profiler plugin reads for its GPU views.
+TEST(ChromeTraceWriter, ListsTheGpusUnderKinetosDevicePropertyNames) {
+  TempDir dir;
+  TraceData d = sample();
+  DeviceProperties h200;
+  h200.id = 0;
+  h200.name = "NVIDIA H200";
+  h200.total_global_mem = 150754820096;
+  h200.compute_major = 9;
+  h200.compute_minor = 0;
+  h200.max_threads_per_block = 1024;
+  h200.max_threads_per_multiprocessor = 2048;
+  h200.regs_per_block = 65536;
+  h200.warp_size = 32;
+  h200.shared_mem_per_block = 49152;
+  h200.num_sms = 132;
+  h200.regs_per_multiprocessor = 65536;
+  h200.shared_mem_per_block_optin = 232448;
+  h200.shared_mem_per_multiprocessor = 233472;
+  d.devices = {h200, h200};
+  d.devices[1].id = 1;
+  write(d, {}, dir);
+  const json t = json::parse(read_maybe_gzip(dir.file("t.json")));
+  ASSERT_EQ(t["deviceProperties"].size(), 2u);
+  EXPECT_EQ(t["deviceProperties"][0], json::parse(R"({
+      "id": 0, "name": "NVIDIA H200", "totalGlobalMem": 150754820096,
+      "computeMajor": 9, "computeMinor": 0,
+      "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
+      "regsPerBlock": 65536, "warpSize": 32,
+      "sharedMemPerBlock": 49152, "numSms": 132,
+      "regsPerMultiprocessor": 65536, "sharedMemPerBlockOptin": 232448,
+      "sharedMemPerMultiprocessor": 233472})"));
+  EXPECT_EQ(t["deviceProperties"][1]["id"], 1);
+}
+
 // The issue's trace: libtorch 1.13 stamps whole microseconds, so aten::copy_
 // [813.895, 816.895] came out 1 us past the aten::_to_copy [799.895, 815.895]
 // that called it, and an op could start before its region. Written, the

@@ -339,9 +339,13 @@ void Dispatcher::leave_out_of_order(ThreadStack& stack, std::uint64_t token, boo
 // makes none (a thread without one has no region open).
 bool Dispatcher::tensor_wanted_here(TensorOrigin origin) {
   const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t == nullptr) return false;
+  // A thread without a stack yet has no region open and no thread step:
+  // the unfiltered sinks at the process's step.
   ThreadStack* stack = this_thread_stack();
-  if (t == nullptr || stack == nullptr) return false;
-  return (inside_mask(stack, *t) & tensor_family(*t, origin) & tensor_live(*stack, *t)) != 0;
+  const std::uint64_t live =
+      stack != nullptr ? tensor_live(*stack, *t) : live_.load(std::memory_order_relaxed);
+  return (inside_mask(stack, *t) & tensor_family(*t, origin) & live) != 0;
 }
 
 void Dispatcher::close_thread(ThreadStack& stack) {

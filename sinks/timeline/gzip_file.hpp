@@ -1,21 +1,19 @@
-// A .json.gz that appears whole or not at all: zlib's deflate streamed into
-// the SDK's WholeFileWriter (a temporary file renamed into place by
-// commit()), so a signal or a crash never leaves half a trace under the
-// final name. Level 1: the trace is written at exit, where time matters
-// more than the last 20% of size. Compression runs on a thread of its own
-// while the caller formats the next block (three quarters of the time is
-// zlib's): take() hands a block over and returns an empty buffer to fill.
+// A .json.gz that appears whole or not at all (the SDK's GzipFileWriter: a
+// temporary file renamed into place by commit(), so a signal or a crash
+// never leaves half a trace under the final name). Level 1: the trace is written at exit, where
+// time matters more than the last 20% of size. Compression runs on a thread of its own while the
+// caller formats the next block (three quarters of the time is zlib's): take() hands a block over
+// and returns an empty buffer to fill.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
-#include "regiontrace/sdk/whole_file_writer.hpp"
+#include "regiontrace/sdk/gzip_file_writer.hpp"
 
 namespace regiontrace::timeline {
 
@@ -37,14 +35,10 @@ class GzipFile {
   std::uint64_t bytes_in() const { return bytes_; }
 
  private:
-  struct Deflate;
-  void deflate_into_file(int flush);
-  void compress(std::string_view text);
   void compress_loop();
   void wait_idle(std::unique_lock<std::mutex>& lock);
 
-  sdk::WholeFileWriter file_;
-  std::unique_ptr<Deflate> deflate_;
+  sdk::GzipFileWriter gzip_;  // the compressing thread's while busy_
   std::uint64_t bytes_ = 0;
 
   std::mutex mutex_;

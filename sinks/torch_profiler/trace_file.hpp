@@ -1,9 +1,7 @@
 // A trace file as the torch_profiler sink writes it: whole or not at all
-// (the SDK's WholeFileWriter: a temporary file renamed into place by
-// commit(), so a reader, a crash or a signal never sees half a trace under
-// the final name), gzip-compressed on the way when asked. Compression is
-// streamed through zlib's deflate, so a large trace is never held in memory
-// a second time. What this adds to the SDK is the compression only.
+// (a temporary file renamed into place by commit(), so a reader, a crash or
+// a signal never sees half a trace under the final name), gzip-compressed
+// on the way when asked: the SDK's WholeFileWriter or GzipFileWriter.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "regiontrace/sdk/gzip_file_writer.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -27,15 +26,12 @@ class TraceFile {
   // Ends the gzip stream, renames into place. Throws naming the file.
   void commit();
 
-  const std::string& path() const { return file_.path(); }
+  const std::string& path() const { return gzip_ ? gzip_->path() : plain_->path(); }
   std::uint64_t bytes_written() const { return bytes_; }  // before compression
 
  private:
-  struct Deflate;  // zlib's stream, kept out of this header
-  void deflate_into_file(int flush);
-
-  sdk::WholeFileWriter file_;
-  std::unique_ptr<Deflate> deflate_;  // null: plain
+  std::unique_ptr<sdk::WholeFileWriter> plain_;  // one of the two
+  std::unique_ptr<sdk::GzipFileWriter> gzip_;
   std::uint64_t bytes_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -140,6 +141,9 @@ void close_gate_in_child() {
   g_live.store(nullptr);
   g_in_flight.store(0);  // calls under way in the parent's other threads
   g_inherited_gate.store(g_gate.exchange(0));
+  // Another thread of the parent may have held it at the fork: the child
+  // has only this thread, and a fresh mutex.
+  new (&g_gate_switch_mutex) std::mutex();
 }
 
 class InFlight {

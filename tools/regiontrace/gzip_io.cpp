@@ -154,114 +154,42 @@ bool has_gz_suffix(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-class OutputFile::Backend {
- public:
-  virtual ~Backend() = default;
-  virtual bool write(const std::string& data) = 0;
-  virtual bool close() = 0;
-};
-
-namespace {
-
-class PlainBackend : public OutputFile::Backend {
- public:
-  explicit PlainBackend(std::FILE* file) : file_(file) {}
-  ~PlainBackend() override {
-    if (file_ != nullptr) std::fclose(file_);
-  }
-  bool write(const std::string& data) override {
-    return std::fwrite(data.data(), 1, data.size(), file_) == data.size();
-  }
-  bool close() override {
-    const int rc = std::fclose(file_);
-    file_ = nullptr;
-    return rc == 0;
-  }
-
- private:
-  std::FILE* file_;
-};
-
-class GzipBackend : public OutputFile::Backend {
- public:
-  explicit GzipBackend(gzFile file) : file_(file) {}
-  ~GzipBackend() override {
-    if (file_ != nullptr) gzclose(file_);
-  }
-  bool write(const std::string& data) override {
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const unsigned part =
-          static_cast<unsigned>(std::min<std::size_t>(data.size() - done, 1u << 30));
-      if (gzwrite(file_, data.data() + done, part) != static_cast<int>(part)) return false;
-      done += part;
-    }
-    return true;
-  }
-  bool close() override {
-    const int rc = gzclose(file_);
-    file_ = nullptr;
-    return rc == Z_OK;
-  }
-
- private:
-  gzFile file_;
-};
-
-}  // namespace
-
-OutputFile::OutputFile(const std::string& path)
-    : path_(path), tmp_path_(path + ".tmp" + std::to_string(getpid())) {
-  // Created exclusively (a planted link or file there is refused, never
-  // followed) beside the final name, and renamed over it by close(): a run
-  // that fails or is killed midway leaves the old file as it was.
-  const int fd = open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    throw io_error(path, std::string("cannot create the temporary file `") + tmp_path_ +
-                             "`: " + std::strerror(errno));
-  }
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  // Level 6, zlib's default, as gzwrite's before.
   if (has_gz_suffix(path)) {
-    gzFile file = gzdopen(fd, "wb");
-    if (file != nullptr) {
-      gzbuffer(file, 1 << 20);
-      backend_ = std::make_unique<GzipBackend>(file);
-    }
-  } else if (std::FILE* file = fdopen(fd, "wb")) {
-    backend_ = std::make_unique<PlainBackend>(file);
-  }
-  if (backend_ == nullptr) {
-    const int error = errno;
-    ::close(fd);
-    unlink(tmp_path_.c_str());
-    throw io_error(path, std::strerror(error));
+    gzip_ = std::make_unique<sdk::GzipFileWriter>(path, 6);
+  } else {
+    plain_ = std::make_unique<sdk::WholeFileWriter>(path);
   }
   buffer_.reserve(kFlushBytes + (1 << 16));
 }
 
-OutputFile::~OutputFile() {
-  if (committed_) return;
-  backend_.reset();  // closes the temporary file
-  unlink(tmp_path_.c_str());
-}
+// The writers remove their temporary file unless committed.
+OutputFile::~OutputFile() = default;
 
 void OutputFile::maybe_flush() {
   if (buffer_.size() >= kFlushBytes) flush();
 }
 
 void OutputFile::flush() {
-  if (!backend_->write(buffer_)) throw io_error(path_, "write failed (disk full?)");
+  if (gzip_) {
+    gzip_->write(buffer_);
+  } else {
+    plain_->write(buffer_);
+  }
   buffer_.clear();
+  // A full disk stops the command here, not after formatting everything.
+  const int error = gzip_ ? gzip_->error() : plain_->error();
+  if (error != 0) throw io_error(path_, std::string("write failed: ") + std::strerror(error));
 }
 
 void OutputFile::close() {
-  if (committed_) return;
   flush();
-  if (!backend_->close()) throw io_error(path_, "write failed (disk full?)");
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    throw io_error(path_,
-                   std::string("cannot rename `") + tmp_path_ + "` to it: " + std::strerror(errno));
+  if (gzip_) {
+    gzip_->commit();
+  } else {
+    plain_->commit();
   }
-  committed_ = true;
 }
 
 }  // namespace regiontrace::cli

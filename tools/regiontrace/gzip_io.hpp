@@ -12,6 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "regiontrace/sdk/gzip_file_writer.hpp"
+#include "regiontrace/sdk/whole_file_writer.hpp"
+
 namespace regiontrace::cli {
 
 // The bytes of a file followed by simdjson's padding, so simdjson can parse it
@@ -51,11 +54,12 @@ std::string input_too_large(const std::string& path);
 
 bool has_gz_suffix(const std::string& path);
 
-// Writes text to a file, through zlib when the path ends in `.gz`. Data is
-// buffered and written in large blocks to a temporary file beside it, which
-// close() renames into place; close() reports errors (disk full). Destroyed
-// without a successful close() (an error, an exception), it removes the
-// temporary file and leaves an existing file of that name untouched.
+// Writes text to a file, through zlib when the path ends in `.gz`: the
+// SDK's WholeFileWriter or GzipFileWriter, so the bytes go to a temporary
+// file beside it, which close() renames into place; close() reports errors
+// (disk full). Destroyed without a successful close() (an error, an
+// exception), it removes the temporary file and leaves an existing file of
+// that name untouched.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -68,16 +72,13 @@ class OutputFile {
   void maybe_flush();
   void close();
 
-  class Backend;  // plain file or zlib stream
-
  private:
   void flush();
 
   std::string path_;
-  std::string tmp_path_;
-  bool committed_ = false;
   std::string buffer_;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<sdk::WholeFileWriter> plain_;  // one of the two
+  std::unique_ptr<sdk::GzipFileWriter> gzip_;
 };
 
 }  // namespace regiontrace::cli

@@ -41,6 +41,7 @@ class GzipFileWriter {
   GzipFileWriter& operator=(const GzipFileWriter&) = delete;
 
   void write(std::string_view text) {
+    if (text.empty()) return;
     if (ended_) throw std::logic_error("write after commit to `" + file_.path() + "`");
     bytes_in_ += text.size();
     // avail_in is 32-bit: fed in pieces below 1 GiB.

@@ -106,24 +106,37 @@ std::atomic<std::int64_t> g_refusals{0};
 std::atomic<bool> g_gate_on{true};
 std::mutex g_gate_switch_mutex;
 
-void switch_gate(bool on) {
+// Off only while no thread is attached. An attach increments g_attached,
+// then reads g_gate_on; switching off writes g_gate_on, then reads
+// g_attached again (all sequentially consistent): either the attaching
+// thread sees "off" and switches the gate back on, or this sees it attached
+// and leaves the gate on. Never off under an attached thread.
+void switch_gate_off() {
   std::lock_guard<std::mutex> lock(g_gate_switch_mutex);
   const at::CallbackHandle gate = g_gate.load();
-  if (gate == 0 || g_gate_on.load() == on) return;
-  if (!on && g_attached.load() != 0) return;  // a thread attached meanwhile
-  if (on) {
-    at::reenableCallback(gate);
-  } else {
-    at::disableCallback(gate);
+  if (gate == 0 || !g_gate_on.load() || g_attached.load() != 0) return;
+  g_gate_on.store(false);
+  if (g_attached.load() != 0) {
+    g_gate_on.store(true);
+    return;
   }
+  at::disableCallback(gate);
   g_refusals.store(0);
-  g_gate_on.store(on);
+}
+
+void switch_gate_on() {
+  std::lock_guard<std::mutex> lock(g_gate_switch_mutex);
+  const at::CallbackHandle gate = g_gate.load();
+  if (gate == 0 || g_gate_on.load()) return;
+  at::reenableCallback(gate);
+  g_refusals.store(0);
+  g_gate_on.store(true);
 }
 
 void note_refused_outside() {
   if (g_attached.load(std::memory_order_relaxed) != 0) return;
   if (g_refusals.fetch_add(1, std::memory_order_relaxed) + 1 == kRefusalsToSwitchOff) {
-    switch_gate(false);
+    switch_gate_off();
   }
 }
 
@@ -422,7 +435,7 @@ AttachResult ProfilerSession::attach_current_thread() {
   c10::ThreadLocalDebugInfo::_push(kProfilerSlot, s.state);
   t_attachment = new Attachment{s.state};
   g_attached.fetch_add(1);
-  if (!g_gate_on.load(std::memory_order_relaxed)) switch_gate(true);
+  if (!g_gate_on.load()) switch_gate_on();  // seq_cst: see switch_gate_off
   return AttachResult::kAttached;
 }
 

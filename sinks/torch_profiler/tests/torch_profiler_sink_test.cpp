@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -203,6 +204,34 @@ TEST_F(TorchProfilerSink, OpsBetweenWindowsRunWithoutTheProfilersCallback) {
   EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 12u);
   EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
   for (const json& op : cpu_ops(t)) EXPECT_TRUE(inside_some(op, spans)) << op.dump();
+}
+
+// One thread enters selected regions while another runs ops outside every
+// region, so the gate is switched off and on again and again under both:
+// no op of a region is lost to a switch-off racing the region's start.
+TEST_F(TorchProfilerSink, TheGateSwitchingUnderAnotherThreadLosesNoRegionsOp) {
+  init(sink_options(dir_));
+  std::atomic<bool> done{false};
+  std::thread outside([&] {
+    while (!done.load()) at::cos(a_);
+  });
+  constexpr int kRegions = 300;
+  for (int i = 0; i < kRegions; ++i) {
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+      at::mm(a_, a_);
+    }
+    for (int j = 0; j < 300; ++j) at::sin(a_);  // past the count: the gate may go off
+  }
+  done.store(true);
+  outside.join();
+  shutdown();
+  const json t = only_trace(dir_);
+  EXPECT_EQ(region_spans(t).size(), static_cast<std::size_t>(kRegions));
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), static_cast<std::size_t>(2 * kRegions));
+  EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
+  EXPECT_TRUE(cpu_ops(t, "aten::sin").empty());
 }
 
 TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {

@@ -9,7 +9,6 @@
 #include "regiontrace/sdk/trace_time.hpp"
 
 namespace regiontrace::memory {
-namespace {}  // namespace
 
 void ChromeTraceFile::append_ts(std::string& out, std::int64_t monotonic_ns) const {
   json::append_microseconds(out, monotonic_ns - base_ns_);

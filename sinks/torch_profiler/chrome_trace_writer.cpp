@@ -536,7 +536,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   buf += ',';
   append_regiontrace_member(buf, data, stats, base);
   out.write(buf);
-  stats.bytes = out.bytes_written();
+  stats.bytes = out.bytes_in();
   return stats;
 }
 

@@ -6,35 +6,6 @@
 
 namespace regiontrace::torch_profiler {
 
-TraceFile::TraceFile(std::string path, bool gzip) {
-  // Level 6, zlib's default, as gzopen's "wb6" before.
-  if (gzip) {
-    gzip_ = std::make_unique<sdk::GzipFileWriter>(std::move(path), 6);
-  } else {
-    plain_ = std::make_unique<sdk::WholeFileWriter>(std::move(path));
-  }
-}
-
-TraceFile::~TraceFile() = default;
-
-void TraceFile::write(std::string_view text) {
-  if (text.empty()) return;
-  bytes_ += text.size();
-  if (gzip_) {
-    gzip_->write(text);
-  } else {
-    plain_->write(text);
-  }
-}
-
-void TraceFile::commit() {
-  if (gzip_) {
-    gzip_->commit();
-  } else {
-    plain_->commit();
-  }
-}
-
 std::string read_maybe_gzip(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");  // reads plain files unchanged too
   if (f == nullptr) throw std::runtime_error("cannot open " + path);

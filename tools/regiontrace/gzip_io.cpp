@@ -154,17 +154,12 @@ bool has_gz_suffix(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
-  // Level 6, zlib's default, as gzwrite's before.
-  if (has_gz_suffix(path)) {
-    gzip_ = std::make_unique<sdk::GzipFileWriter>(path, 6);
-  } else {
-    plain_ = std::make_unique<sdk::WholeFileWriter>(path);
-  }
+// gzip at the SDK writer's default level, 6, zlib's (as gzwrite's before).
+OutputFile::OutputFile(const std::string& path) : path_(path), file_(path, has_gz_suffix(path)) {
   buffer_.reserve(kFlushBytes + (1 << 16));
 }
 
-// The writers remove their temporary file unless committed.
+// The writer removes its temporary file unless committed.
 OutputFile::~OutputFile() = default;
 
 void OutputFile::maybe_flush() {
@@ -172,24 +167,17 @@ void OutputFile::maybe_flush() {
 }
 
 void OutputFile::flush() {
-  if (gzip_) {
-    gzip_->write(buffer_);
-  } else {
-    plain_->write(buffer_);
-  }
+  file_.write(buffer_);
   buffer_.clear();
   // A full disk stops the command here, not after formatting everything.
-  const int error = gzip_ ? gzip_->error() : plain_->error();
-  if (error != 0) throw io_error(path_, std::string("write failed: ") + std::strerror(error));
+  if (file_.error() != 0) {
+    throw io_error(path_, std::string("write failed: ") + std::strerror(file_.error()));
+  }
 }
 
 void OutputFile::close() {
   flush();
-  if (gzip_) {
-    gzip_->commit();
-  } else {
-    plain_->commit();
-  }
+  file_.commit();
 }
 
 }  // namespace regiontrace::cli

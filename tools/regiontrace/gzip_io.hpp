@@ -12,8 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "regiontrace/sdk/gzip_file_writer.hpp"
-#include "regiontrace/sdk/whole_file_writer.hpp"
+#include "regiontrace/sdk/trace_file_writer.hpp"
 
 namespace regiontrace::cli {
 
@@ -55,7 +54,7 @@ std::string input_too_large(const std::string& path);
 bool has_gz_suffix(const std::string& path);
 
 // Writes text to a file, through zlib when the path ends in `.gz`: the
-// SDK's WholeFileWriter or GzipFileWriter, so the bytes go to a temporary
+// SDK's TraceFileWriter, so the bytes go to a temporary
 // file beside it, which close() renames into place; close() reports errors
 // (disk full). Destroyed without a successful close() (an error, an
 // exception), it removes the temporary file and leaves an existing file of
@@ -77,8 +76,7 @@ class OutputFile {
 
   std::string path_;
   std::string buffer_;
-  std::unique_ptr<sdk::WholeFileWriter> plain_;  // one of the two
-  std::unique_ptr<sdk::GzipFileWriter> gzip_;
+  sdk::TraceFileWriter file_;
 };
 
 }  // namespace regiontrace::cli

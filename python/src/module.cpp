@@ -44,8 +44,7 @@ void init(const std::vector<std::string>& profiles,
   regiontrace::init(options);
 }
 
-std::optional<std::int64_t> current_step() {
-  const std::int64_t s = regiontrace::step();
+std::optional<std::int64_t> optional_step(std::int64_t s) {
   if (s == kNoStep) return std::nullopt;
   return s;
 }
@@ -97,7 +96,9 @@ PYBIND11_MODULE(_regiontrace, m) {
   m.def("enabled", &regiontrace::enabled, "True while at least one sink runs.");
   m.def(
       "set_step", [](std::int64_t s) { regiontrace::set_step(s); }, py::arg("step"));
-  m.def("current_step", &current_step, "The step set_step() set last, or None.");
+  m.def(
+      "current_step", [] { return optional_step(regiontrace::step()); },
+      "The step set_step() set last, or None.");
   m.def(
       "set_thread_step",
       [](std::optional<std::int64_t> s) { regiontrace::set_thread_step(s ? *s : kNoStep); },
@@ -105,12 +106,7 @@ PYBIND11_MODULE(_regiontrace, m) {
       "The step this thread's observed tensors carry instead of set_step()'s; None: "
       "set_step()'s again.");
   m.def(
-      "thread_step",
-      []() -> std::optional<std::int64_t> {
-        const std::int64_t s = regiontrace::thread_step();
-        if (s == kNoStep) return std::nullopt;
-        return s;
-      },
+      "thread_step", [] { return optional_step(regiontrace::thread_step()); },
       "The step set_thread_step() set on this thread, or None.");
   m.def(
       "mark", [](const std::string& name) { regiontrace::mark(name); }, py::arg("name"));

@@ -158,11 +158,14 @@ def check_paths(rel, text, source_dir, prefix, errors):
             errors.append(f"{rel}:{line}: link target {target} does not exist")
 
 
+# What an application includes from RegionTrace::core (inspect.hpp is the
+# tools' API); the docs name the header beside each call.
+CORE_HEADERS = ["regiontrace/regiontrace.hpp", "regiontrace/thread_step.hpp"]
+
+
 def translation_unit(block, prelude):
     """The block as a .cpp file; #line keeps compiler messages on the .md."""
-    out = ["#include <regiontrace/regiontrace.hpp>"]
-    if "set_thread_step" in block.text:  # the README's line names its header
-        out += ["#include <regiontrace/thread_step.hpp>"]
+    out = ["#include <%s>" % h for h in CORE_HEADERS]
     if TORCH_WORDS.search(block.text + prelude):
         out += ["#include <torch/torch.h>", "#include <regiontrace/torch.hpp>"]
     if prelude:

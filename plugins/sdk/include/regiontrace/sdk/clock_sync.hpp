@@ -65,33 +65,40 @@ inline Pair read() {
   return best;
 }
 
+inline void write_pair(json::Writer& w, const Pair& p) {
+  w.begin_object().field("realtime_ns", p.realtime_ns).field("monotonic_ns", p.monotonic_ns);
+  w.end_object();
+}
+
 inline void append_pair(std::string& out, const Pair& p) {
-  out += "{\"realtime_ns\":";
-  json::append_int(out, p.realtime_ns);
-  out += ",\"monotonic_ns\":";
-  json::append_int(out, p.monotonic_ns);
-  out += '}';
+  json::Writer w(out);
+  write_pair(w, p);
+}
+
+// The members of "regiontrace" that every sink writes, into the object `w`
+// has open: a sink adds its own after them.
+inline void write_trace_members(json::Writer& w, const SinkContext& context, std::string_view sink,
+                                const Pair& start, const Pair& end) {
+  w.field("sink", sink)
+      .field("rank", context.rank())
+      .field("local_rank", context.local_rank())
+      .field("world_size", context.world_size())
+      .field("pid", context.pid());
+  w.key("clockSync").begin_object().key("start");
+  write_pair(w, start);
+  w.key("end");
+  write_pair(w, end);
+  w.end_object();
 }
 
 // Writes `"regiontrace":{...}` (the top-level member described above, no
 // separator around it).
 inline void append_trace_metadata(std::string& out, const SinkContext& context,
                                   std::string_view sink, const Pair& start, const Pair& end) {
-  out += "\"regiontrace\":{\"sink\":";
-  json::append_escaped(out, sink);
-  out += ",\"rank\":";
-  json::append_int(out, context.rank());
-  out += ",\"local_rank\":";
-  json::append_int(out, context.local_rank());
-  out += ",\"world_size\":";
-  json::append_int(out, context.world_size());
-  out += ",\"pid\":";
-  json::append_int(out, context.pid());
-  out += ",\"clockSync\":{\"start\":";
-  append_pair(out, start);
-  out += ",\"end\":";
-  append_pair(out, end);
-  out += "}}";
+  json::Writer w(out);
+  w.key("regiontrace").begin_object();
+  write_trace_members(w, context, sink, start, end);
+  w.end_object();
 }
 
 }  // namespace regiontrace::sdk::clock_sync

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "host_name.hpp"
+#include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
+#include "regiontrace/sdk/trace_event.hpp"
 #include "regiontrace/sdk/trace_time.hpp"
 #include "slice_times.hpp"
 
@@ -24,178 +26,109 @@ namespace json = regiontrace::json;
 // byte limit can be checked before it is known exactly.
 constexpr std::uint64_t kTailReserve = 4096;
 
+// The torch trace's events, in Kineto's names and members.
 class EventFormatter {
  public:
   EventFormatter(const TraceData& data, std::int64_t base_ns) : data_(data), base_(base_ns) {}
 
-  void header(std::string& out, std::string_view ph, std::string_view cat, std::string_view name,
-              std::uint64_t tid, std::int64_t ts_ns) const {
-    out += "{\"ph\":\"";
-    out.append(ph);
-    out += "\",\"cat\":\"";
-    out.append(cat);
-    out += "\",\"name\":";
-    json::append_escaped(out, name);
-    out += ",\"pid\":";
-    json::append_int(out, data_.pid);
-    out += ",\"tid\":";
-    json::append_uint(out, tid);
-    out += ",\"ts\":";
-    json::append_microseconds(out, ts_ns - base_);
-  }
-
   void op(std::string& out, const OpRecord& op, std::int64_t start_ns, std::int64_t end_ns,
           std::int64_t memory_delta) const {
     if (op.kind == OpRecord::Kind::kMemory) {
-      header(out, "i", "cpu_instant_event", op.name, op.thread, op.start_ns);
-      out += ",\"s\":\"t\",\"args\":{\"Bytes\":";
-      json::append_int(out, op.bytes);
-      out += ",\"Device Type\":";
-      json::append_int(out, op.device_type);
-      out += ",\"Device Id\":";
-      json::append_int(out, op.device_index);
-      out += "}}";
+      sdk::TraceEvent e(out, base_, "i", "cpu_instant_event", op.name, data_.pid, op.thread);
+      e.ts(op.start_ns).field("s", "t");
+      e.args()
+          .field("Bytes", op.bytes)
+          .field("Device Type", op.device_type)
+          .field("Device Id", op.device_index);
+      e.end();
       return;
     }
-    header(out, "X", trace_category(op), op.name, op.thread, start_ns);
-    out += ",\"dur\":";
-    json::append_microseconds(out, end_ns - start_ns);
-    out += ",\"args\":{";
-    bool first = true;
-    auto key = [&](const char* k) {
-      if (!first) out += ',';
-      first = false;
-      out += '"';
-      out += k;
-      out += "\":";
-    };
+    sdk::TraceEvent e(out, base_, "X", trace_category(op), op.name, data_.pid, op.thread);
+    e.ts(start_ns).dur(end_ns - start_ns);
+    json::Writer& args = e.args();
     if (data_.record_shapes && op.has_shapes) {
-      key("Input Dims");
-      out += '[';
-      for (std::size_t i = 0; i < op.shapes.size(); ++i) {
-        if (i) out += ',';
-        out += '[';
-        for (std::size_t j = 0; j < op.shapes[i].size(); ++j) {
-          if (j) out += ',';
-          json::append_int(out, op.shapes[i][j]);
-        }
-        out += ']';
+      args.key("Input Dims").begin_array();
+      for (const auto& shape : op.shapes) {
+        args.begin_array();
+        for (const std::int64_t d : shape) args.value(d);
+        args.end_array();
       }
-      out += ']';
-      key("Input type");
-      out += '[';
-      for (std::size_t i = 0; i < op.dtypes.size(); ++i) {
-        if (i) out += ',';
-        json::append_escaped(out, op.dtypes[i]);
-      }
-      out += ']';
+      args.end_array().key("Input type").begin_array();
+      for (const std::string& dtype : op.dtypes) args.value(dtype);
+      args.end_array();
     }
-    if (data_.with_flops && op.flops > 0) {
-      key("flops");
-      json::append_uint(out, op.flops);
-    }
+    if (data_.with_flops && op.flops > 0) args.field("flops", op.flops);
     if (data_.with_stack && !op.stack.empty()) {
       std::string joined;
       for (const std::string& frame : op.stack) joined += (joined.empty() ? "" : ";") + frame;
-      key("Call stack");
-      json::append_escaped(out, joined);
+      args.field("Call stack", joined);
     }
     if (data_.profile_memory && op.kind == OpRecord::Kind::kCpuOp) {
-      key("Memory Delta (bytes)");
-      json::append_int(out, memory_delta);
+      args.field("Memory Delta (bytes)", memory_delta);
     }
     if (op.sequence_nr >= 0) {
-      key("Sequence number");
-      json::append_int(out, op.sequence_nr);
-      key("Fwd thread id");
-      json::append_uint(out, op.fwd_thread);
+      args.field("Sequence number", op.sequence_nr).field("Fwd thread id", op.fwd_thread);
     }
     if (op.kind == OpRecord::Kind::kDevice) {
-      key("device");
-      json::append_int(out, op.device_index);
-      key("stream");
-      json::append_int(out, op.stream);
+      args.field("device", op.device_index).field("stream", op.stream);
     }
     // Kineto's names for the links: a kernel and the runtime call that
     // launched it share a correlation id; both name their op's External id.
-    if (op.correlation_id != 0) {
-      key("correlation");
-      json::append_uint(out, op.correlation_id);
-    }
-    if (op.external_id != 0) {
-      key("External id");
-      json::append_uint(out, op.external_id);
-    }
-    if (op.event_index >= 0) {
-      key("Ev Idx");
-      json::append_int(out, op.event_index);
-    }
-    out += "}}";
+    if (op.correlation_id != 0) args.field("correlation", op.correlation_id);
+    if (op.external_id != 0) args.field("External id", op.external_id);
+    if (op.event_index >= 0) args.field("Ev Idx", op.event_index);
+    e.end();
   }
 
   void span(std::string& out, const RegionSpan& s, std::int64_t start_ns,
             std::int64_t end_ns) const {
-    header(out, "X", "user_annotation", data_.span_name(s.region), s.thread, start_ns);
-    out += ",\"dur\":";
-    json::append_microseconds(out, end_ns - start_ns);
-    out += ",\"args\":{\"region\":";
-    json::append_escaped(out, data_.region_name(s.region));
-    out += ",\"path\":";
-    json::append_escaped(out, s.path);
-    out += ",\"depth\":";
-    json::append_int(out, s.depth);
-    if (s.has_step) {
-      out += ",\"step\":";
-      json::append_int(out, s.step);
-    }
-    if (s.unwinding) out += ",\"unwinding\":true";
-    if (s.clipped_begin) out += ",\"clipped_begin\":true";
-    if (s.open_at_end) out += ",\"open_at_end\":true";
-    out += "}}";
+    sdk::TraceEvent e(out, base_, "X", "user_annotation", data_.span_name(s.region), data_.pid,
+                      s.thread);
+    e.ts(start_ns).dur(end_ns - start_ns);
+    json::Writer& args = e.args();
+    args.field("region", data_.region_name(s.region)).field("path", s.path).field("depth", s.depth);
+    if (s.has_step) args.field("step", s.step);
+    if (s.unwinding) args.field("unwinding", true);
+    if (s.clipped_begin) args.field("clipped_begin", true);
+    if (s.open_at_end) args.field("open_at_end", true);
+    e.end();
   }
 
   void step(std::string& out, const StepSpan& s) const {
-    header(out, "X", "user_annotation", "ProfilerStep#" + std::to_string(s.step),
-           s.thread + kStepTrackOffset, s.start_ns);
-    out += ",\"dur\":";
-    json::append_microseconds(out, std::max<std::int64_t>(0, s.end_ns - s.start_ns));
-    out += ",\"args\":{\"step\":";
-    json::append_int(out, s.step);
-    if (s.clipped_begin) out += ",\"clipped_begin\":true";
-    if (s.open_at_end) out += ",\"open_at_end\":true";
-    out += "}}";
+    sdk::TraceEvent e(out, base_, "X", "user_annotation", "ProfilerStep#" + std::to_string(s.step),
+                      data_.pid, s.thread + kStepTrackOffset);
+    e.ts(s.start_ns).dur(std::max<std::int64_t>(0, s.end_ns - s.start_ns));
+    json::Writer& args = e.args();
+    args.field("step", s.step);
+    if (s.clipped_begin) args.field("clipped_begin", true);
+    if (s.open_at_end) args.field("open_at_end", true);
+    e.end();
   }
 
   void marker(std::string& out, const CollectionMarker& m) const {
     const std::string name =
         data_.prefix + (m.enable ? ".profiler.enable_collection" : ".profiler.disable_collection");
-    header(out, "i", "user_annotation", name, m.thread, m.time_ns);
-    out += ",\"s\":\"t\",\"args\":{\"reason\":";
-    json::append_escaped(out, m.reason);
-    out += "}}";
+    sdk::TraceEvent e(out, base_, "i", "user_annotation", name, data_.pid, m.thread);
+    e.ts(m.time_ns).field("s", "t");
+    e.args().field("reason", m.reason);
+    e.end();
   }
 
-  void names(std::string& out, bool process, std::int64_t* count) const {
+  // The process's and its tracks' names; returns how many.
+  std::int64_t names(sdk::ChromeTraceWriter& trace) const {
+    std::int64_t count = 0;
     auto meta = [&](const char* what, std::uint64_t tid, const std::string& value) {
-      if (!out.empty()) out += ',';
-      out += "{\"ph\":\"M\",\"name\":\"";
-      out += what;
-      out += "\",\"pid\":";
-      json::append_int(out, data_.pid);
-      out += ",\"tid\":";
-      json::append_uint(out, tid);
-      out += ",\"args\":{\"name\":";
-      json::append_escaped(out, value);
-      out += "}}";
-      ++*count;
+      sdk::append_trace_metadata(trace.begin_event(), what, data_.pid, tid, value);
+      trace.end_event();
+      ++count;
     };
-    if (process)
-      meta("process_name", 0,
-           "rank " + std::to_string(data_.rank) + " (pid " + std::to_string(data_.pid) + ")");
+    meta("process_name", 0,
+         "rank " + std::to_string(data_.rank) + " (pid " + std::to_string(data_.pid) + ")");
     for (const ThreadInfo& t : data_.threads) meta("thread_name", t.tid, t.name);
     std::set<std::uint64_t> step_tracks;
     for (const StepSpan& s : data_.steps) step_tracks.insert(s.thread + kStepTrackOffset);
     for (const std::uint64_t tid : step_tracks) meta("thread_name", tid, "steps");
+    return count;
   }
 
  private:
@@ -361,12 +294,9 @@ std::string trace_id() {
 // no "backend": the process group is the program's, not regiontrace's.
 // deviceProperties lists the GPUs with Kineto's names when CUDA activity was
 // collected (the sink reads them), and is empty otherwise, as Kineto's.
-void append_device_properties(std::string& buf, const std::vector<DeviceProperties>& devices) {
-  buf += "\"deviceProperties\":[";
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    const DeviceProperties& d = devices[i];
-    if (i != 0) buf += ',';
-    json::Writer w(buf);
+void write_device_properties(json::Writer& w, const std::vector<DeviceProperties>& devices) {
+  w.key("deviceProperties").begin_array();
+  for (const DeviceProperties& d : devices) {
     w.begin_object()
         .field("id", d.id)
         .field("name", d.name)
@@ -384,71 +314,58 @@ void append_device_properties(std::string& buf, const std::vector<DeviceProperti
         .field("sharedMemPerMultiprocessor", d.shared_mem_per_multiprocessor)
         .end_object();
   }
-  buf += ']';
+  w.end_array();
 }
 
-void append_kineto_metadata(std::string& buf, const TraceData& data) {
-  buf += "{\"schemaVersion\":1,";
-  append_device_properties(buf, data.devices);
-  buf += ",\"trace_id\":\"";
-  buf += trace_id();
-  buf += "\",\"distributedInfo\":{\"rank\": ";
-  json::append_int(buf, data.rank);
-  buf += ", \"world_size\": ";
-  json::append_int(buf, data.world_size);
-  buf += "},\"host_name\":";
-  json::append_escaped(buf, host_name());
+void write_kineto_metadata(json::Writer& w, const TraceData& data) {
+  write_device_properties(w, data.devices);
+  std::string distributed = "{\"rank\": ";
+  json::append_int(distributed, data.rank);
+  distributed += ", \"world_size\": ";
+  json::append_int(distributed, data.world_size);
+  distributed += '}';
+  w.field("trace_id", trace_id()).key("distributedInfo").raw_value(distributed);
+  w.field("host_name", host_name());
 }
 
-// The trace's "regiontrace" member and the document's end: the members
-// every sink writes (sink, ranks, pid, clockSync) first, then this sink's.
-void append_regiontrace_member(std::string& buf, const TraceData& data,
-                               const TraceWriteStats& stats, std::int64_t base) {
+// The trace's "regiontrace" member: the members every sink writes (sink,
+// ranks, pid, clockSync) first, then this sink's.
+void write_regiontrace_member(json::Writer& w, const TraceData& data, const TraceWriteStats& stats,
+                              std::int64_t base) {
   const SinkContext context("torch_profiler", "", data.rank, data.local_rank, data.world_size,
                             data.pid, nullptr);
-  sdk::clock_sync::append_trace_metadata(buf, context, "torch_profiler", data.clock_start,
-                                         data.clock_end);
-  buf.pop_back();  // the member's closing brace: this sink's own members follow
-  buf += ",\"prefix\":";
-  json::append_escaped(buf, data.prefix);
-  buf += ",\"torch_version\":";
-  json::append_escaped(buf, data.torch_version);
-  buf += ",\"source\":\"ProfilerResult::events\"";
+  w.key("regiontrace").begin_object();
+  sdk::clock_sync::write_trace_members(w, context, "torch_profiler", data.clock_start,
+                                       data.clock_end);
+  w.field("prefix", data.prefix)
+      .field("torch_version", data.torch_version)
+      .field("source", "ProfilerResult::events");
   if (data.has_steps) {
-    buf += ",\"steps\":{\"first\":";
-    json::append_int(buf, data.first_step);
-    buf += ",\"last\":";
-    json::append_int(buf, data.last_step);
-    buf += '}';
+    w.key("steps").begin_object();
+    w.field("first", data.first_step).field("last", data.last_step).end_object();
   }
-  buf += ",\"record_shapes\":";
-  buf += data.record_shapes ? "true" : "false";
-  if (data.shapes_for_flops) buf += ",\"record_shapes_because\":\"with_flops\"";
-  buf += ",\"profile_memory\":";
-  buf += data.profile_memory ? "true" : "false";
-  buf += ",\"with_stack\":";
-  buf += data.with_stack ? "true" : "false";
-  buf += ",\"with_flops\":";
-  buf += data.with_flops ? "true" : "false";
-  buf += ",\"events\":";
-  json::append_int(buf, stats.events_written);
-  buf += ",\"cut\":";
+  w.field("record_shapes", data.record_shapes);
+  if (data.shapes_for_flops) w.field("record_shapes_because", "with_flops");
+  w.field("profile_memory", data.profile_memory)
+      .field("with_stack", data.with_stack)
+      .field("with_flops", data.with_flops)
+      .field("events", stats.events_written);
+  w.key("cut");
   if (stats.cut_reason.empty() && data.cap_reason.empty()) {
-    buf += "null";
+    w.value(nullptr);
   } else {
-    buf += "{\"reason\":";
-    json::append_escaped(buf, stats.cut_reason.empty() ? data.cap_reason : stats.cut_reason);
-    buf += ",\"events_left_out\":";
-    json::append_int(buf, stats.events_cut);
-    buf += ",\"op_calls_not_recorded\":";
-    json::append_int(buf, data.ops_refused);
+    w.begin_object()
+        .field("reason", stats.cut_reason.empty() ? data.cap_reason : stats.cut_reason)
+        .field("events_left_out", stats.events_cut)
+        .field("op_calls_not_recorded", data.ops_refused);
     if (!stats.cut_reason.empty()) {
-      buf += ",\"cut_at_us\":";
-      json::append_microseconds(buf, stats.cut_at_ns - base);
+      std::string at;
+      json::append_microseconds(at, stats.cut_at_ns - base);
+      w.key("cut_at_us").raw_value(at);
     }
-    buf += '}';
+    w.end_object();
   }
-  buf += "}}\n";
+  w.end_object();
 }
 
 }  // namespace
@@ -464,18 +381,10 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   const std::vector<std::int64_t> deltas =
       data.profile_memory ? memory_deltas(data) : std::vector<std::int64_t>();
 
-  std::string buf;
-  buf.reserve(1 << 20);
-  append_kineto_metadata(buf, data);
-  buf += ",\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
-  json::append_int(buf, base - data.realtime_minus_monotonic_ns);
-  buf += ",\"traceEvents\":[";
-  std::int64_t names = 0;
-  std::string meta;
-  fmt.names(meta, true, &names);
-  buf += meta;
-  std::uint64_t bytes = buf.size();
-  bool any = !meta.empty();
+  sdk::ChromeTraceWriter trace([&out](std::string_view text) { out.write(text); });
+  write_kineto_metadata(trace.begin_document(), data);
+  trace.begin_events(base - data.realtime_minus_monotonic_ns);
+  fmt.names(trace);
 
   const std::vector<Entry> entries = ordered_entries(data, written);
   // Collection markers are never cut: they say where collection stopped,
@@ -484,26 +393,25 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   std::uint64_t marker_bytes = 0;
   std::string one;
   for (const CollectionMarker& m : data.markers) {
-    one.assign(1, ',');
+    one.clear();
     fmt.marker(one, m);
-    marker_bytes += one.size();
+    marker_bytes += one.size() + 2;  // with the separator
   }
   bool cut = false;
   for (std::size_t k = 0; k < entries.size(); ++k) {
     const Entry& e = entries[k];
     if (cut && e.family != kMarker) continue;
-    one.clear();
-    if (any) one += ',';
+    std::string& buf = trace.begin_event();
     if (e.family == kStep) {
-      fmt.step(one, data.steps[e.index]);
+      fmt.step(buf, data.steps[e.index]);
     } else if (e.family == kSpan) {
-      fmt.span(one, data.spans[e.index], written.span_start[e.index], written.span_end[e.index]);
+      fmt.span(buf, data.spans[e.index], written.span_start[e.index], written.span_end[e.index]);
     } else if (e.family == kMarker) {
-      fmt.marker(one, data.markers[e.index]);
+      fmt.marker(buf, data.markers[e.index]);
       --markers_left;
-      marker_bytes -= std::min<std::uint64_t>(marker_bytes, one.size() + (any ? 0 : 1));
+      marker_bytes -= std::min<std::uint64_t>(marker_bytes, trace.event_bytes());
     } else {
-      fmt.op(one, data.ops[e.index], written.op_start[e.index], written.op_end[e.index],
+      fmt.op(buf, data.ops[e.index], written.op_start[e.index], written.op_end[e.index],
              deltas.empty() ? 0 : deltas[e.index]);
     }
     if (e.family != kMarker) {
@@ -511,9 +419,9 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
           limits.max_events > 0 && stats.events_written + markers_left >= limits.max_events;
       const bool over_bytes =
           limits.max_bytes > 0 &&
-          bytes + one.size() + marker_bytes + kTailReserve + data.trace_name.size() >
-              limits.max_bytes;
+          trace.bytes() + marker_bytes + kTailReserve + data.trace_name.size() > limits.max_bytes;
       if (over_count || over_bytes) {
+        trace.cancel_event();
         stats.cut_reason = over_count ? "max_events" : "max_trace_mb";
         stats.events_cut = static_cast<std::int64_t>(entries.size() - k) - markers_left;
         stats.cut_at_ns = e.ts;
@@ -521,21 +429,14 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
         continue;
       }
     }
-    buf += one;
-    bytes += one.size();
-    any = true;
+    trace.end_event();
     ++stats.events_written;
-    if (buf.size() > (1u << 20)) {
-      out.write(buf);
-      buf.clear();
-    }
   }
 
-  buf += "],\"traceName\":";
-  json::append_escaped(buf, data.trace_name);
-  buf += ',';
-  append_regiontrace_member(buf, data, stats, base);
-  out.write(buf);
+  json::Writer& tail = trace.end_events();
+  tail.field("traceName", data.trace_name);
+  write_regiontrace_member(tail, data, stats, base);
+  trace.end_document();
   stats.bytes = out.bytes_in();
   return stats;
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "regiontrace/sdk/chrome_trace_writer.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/events.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/trace_time.hpp"
+#include "regiontrace/sdk/trace_event.hpp"
 #include "spill_file.hpp"
 #include "timeline_records.hpp"
 
@@ -18,32 +20,31 @@ constexpr long kStepTrackOffset = 1000000000;
 class Emitter {
  public:
   Emitter(const TraceInput& in, GzipFile& out, TraceTotals& totals)
-      : in_(in), out_(out), totals_(totals) {
+      : in_(in),
+        trace_(
+            [this, &out](std::string_view text) {
+              block_.assign(text);
+              out.take(block_);
+            },
+            kFlushBytes),
+        totals_(totals) {
     totals_ = TraceTotals{};
-    escaped_.reserve(in.region_names.size());
-    for (const std::string& name : in.region_names) {
-      std::string e;
-      json::append_escaped(e, name);  // with its quotes
-      escaped_.push_back(e.substr(1, e.size() - 2));
-    }
-    std::string prefix;
-    json::append_escaped(prefix, in.span_prefix);
-    prefix_ = prefix.substr(1, prefix.size() - 2);
-    pid_ = std::to_string(in.context->pid());
+    span_names_.reserve(in.region_names.size());
+    for (const std::string& name : in.region_names) span_names_.push_back(in.span_prefix + name);
+    pid_ = in.context->pid();
   }
 
   void header() {
-    text_ += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
-    json::append_int(text_, in_.base_ns);
-    text_ += ',';
-    sdk::clock_sync::append_trace_metadata(text_, *in_.context, "timeline", in_.start_pair,
-                                           in_.end_pair);
-    text_ += ",\"traceEvents\":[";
-    std::string process = "rank " + std::to_string(in_.context->rank()) + " (pid " + pid_ + ")";
-    begin_event();
-    text_ += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ + ",\"args\":{\"name\":";
-    json::append_escaped(text_, process);
-    text_ += "}}";
+    json::Writer& doc = trace_.begin_document();
+    doc.key("regiontrace").begin_object();
+    sdk::clock_sync::write_trace_members(doc, *in_.context, "timeline", in_.start_pair,
+                                         in_.end_pair);
+    doc.end_object();
+    trace_.begin_events(in_.base_ns);
+    sdk::append_trace_metadata(
+        trace_.begin_event(), "process_name", pid_, 0,
+        "rank " + std::to_string(in_.context->rank()) + " (pid " + std::to_string(pid_) + ")");
+    trace_.end_event();
   }
 
   void thread(const ThreadRecords& t) {
@@ -96,30 +97,22 @@ class Emitter {
         tracks.push_back(tid);
         thread_name(tid, "steps");
       }
-      begin_event();
       // Kineto's category for ProfilerStep#N: TensorBoard's profiler plugin
       // finds steps only there.
-      text_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#";
-      json::append_int(text_, s.step);
-      text_ += "\",\"pid\":" + pid_ + ",\"tid\":";
-      json::append_int(text_, tid);
-      text_ += ",\"ts\":";
-      json::append_microseconds(text_, s.time_ns - in_.base_ns);
-      text_ += ",\"dur\":";
-      json::append_microseconds(text_, std::max<std::int64_t>(0, end - s.time_ns));
-      text_ += ",\"args\":{\"step\":";
-      json::append_int(text_, s.step);
-      text_ += "}}";
+      sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "X", "user_annotation",
+                        "ProfilerStep#" + std::to_string(s.step), pid_,
+                        static_cast<std::uint64_t>(tid));
+      e.ts(s.time_ns).dur(std::max<std::int64_t>(0, end - s.time_ns));
+      e.args().field("step", s.step);
+      e.end();
+      trace_.end_event();
       ++totals_.steps;
-      maybe_flush();
     }
   }
 
   void finish() {
-    text_ += "],\"timeline\":";
-    text_ += in_.statistics(totals_);
-    text_ += "}\n";
-    out_.take(text_);
+    trace_.end_events().key("timeline").raw_value(in_.statistics(totals_));
+    trace_.end_document();
   }
 
  private:
@@ -133,29 +126,19 @@ class Emitter {
 
   bool after_cut(std::int64_t ns) const { return in_.cut && ns > in_.end_ns; }
 
-  void begin_event() {
-    if (!first_) text_ += ',';
-    first_ = false;
-    text_ += '\n';
-  }
-
-  void maybe_flush() {
-    if (text_.size() < kFlushBytes) return;
-    out_.take(text_);
-  }
-
   void thread_name(long tid, const std::string& name) {
-    begin_event();
-    text_ += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":";
-    json::append_int(text_, tid);
-    text_ += ",\"args\":{\"name\":";
-    json::append_escaped(text_, name);
-    text_ += "}}";
+    sdk::append_trace_metadata(trace_.begin_event(), "thread_name", pid_,
+                               static_cast<std::uint64_t>(tid), name);
+    trace_.end_event();
   }
 
-  std::string_view name_of(std::uint32_t region) const {
+  const std::string& region_name(std::uint32_t region) const {
     static const std::string unknown = "?";
-    return region < escaped_.size() ? std::string_view(escaped_[region]) : unknown;
+    return region < in_.region_names.size() ? in_.region_names[region] : unknown;
+  }
+  const std::string& span_name(std::uint32_t region) const {
+    static const std::string unknown = "?";
+    return region < span_names_.size() ? span_names_[region] : unknown;
   }
 
   void record(long tid, const unsigned char* p) {
@@ -185,71 +168,49 @@ class Emitter {
       return;
     }
     const char* text = reinterpret_cast<const char*>(p + sizeof(MarkRecord));
-    begin_event();
-    text_ += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mark\",\"name\":";
-    json::append_escaped(text_, std::string_view(text, m.name_length));
-    text_ += ",\"pid\":" + pid_ + ",\"tid\":";
-    json::append_int(text_, tid);
-    text_ += ",\"ts\":";
-    json::append_microseconds(text_, m.time_ns - in_.base_ns);
-    text_ += ",\"args\":{\"path\":";
-    json::append_escaped(text_, std::string_view(text + m.name_length, m.path_length));
-    if (m.step != kNoStep) {
-      text_ += ",\"step\":";
-      json::append_int(text_, m.step);
-    }
-    text_ += "}}";
+    sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "i", "mark",
+                      std::string_view(text, m.name_length), pid_, static_cast<std::uint64_t>(tid));
+    e.ts(m.time_ns).field("s", "t");
+    json::Writer& args = e.args();
+    args.field("path", std::string_view(text + m.name_length, m.path_length));
+    if (m.step != kNoStep) args.field("step", m.step);
+    e.end();
+    trace_.end_event();
     ++totals_.marks;
-    maybe_flush();
   }
 
   void region_span(long tid, std::uint32_t region, int depth, std::int64_t begin, std::int64_t end,
                    std::int64_t step, bool unwinding, bool open_at_end) {
-    const std::string_view name = name_of(region);
-    begin_event();
-    text_ += "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"";
-    text_ += prefix_;
-    text_ += name;
-    text_ += "\",\"pid\":" + pid_ + ",\"tid\":";
-    json::append_int(text_, tid);
-    text_ += ",\"ts\":";
-    json::append_microseconds(text_, begin - in_.base_ns);
-    text_ += ",\"dur\":";
-    json::append_microseconds(text_, std::max<std::int64_t>(0, end - begin));
-    text_ += ",\"args\":{\"region\":\"";
-    text_ += name;
-    text_ += "\",\"path\":\"";
+    path_.clear();
     for (int k = 0; k < depth && k < ThreadSlotDepth; ++k) {
       const Ancestor& a = stack_[static_cast<std::size_t>(k)];
       if (!a.valid || a.begin > begin || a.end < end) continue;
-      text_ += name_of(a.region);
-      text_ += '/';
+      path_ += region_name(a.region);
+      path_ += '/';
     }
-    text_ += name;
-    text_ += "\",\"depth\":";
-    json::append_int(text_, depth);
-    if (step != kNoStep) {
-      text_ += ",\"step\":";
-      json::append_int(text_, step);
-    }
-    if (unwinding) text_ += ",\"unwinding\":true";
-    if (open_at_end) text_ += ",\"open_at_end\":true";
-    text_ += "}}";
+    path_ += region_name(region);
+    sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "X", "user_annotation", span_name(region),
+                      pid_, static_cast<std::uint64_t>(tid));
+    e.ts(begin).dur(std::max<std::int64_t>(0, end - begin));
+    json::Writer& args = e.args();
+    args.field("region", region_name(region)).field("path", path_).field("depth", depth);
+    if (step != kNoStep) args.field("step", step);
+    if (unwinding) args.field("unwinding", true);
+    if (open_at_end) args.field("open_at_end", true);
+    e.end();
+    trace_.end_event();
     if (!open_at_end) ++totals_.regions;
-    maybe_flush();
   }
 
   const TraceInput& in_;
-  GzipFile& out_;
-  std::vector<std::string> escaped_;
-  std::string prefix_;
-  std::string pid_;
-  std::string text_;
-  bool first_ = true;
+  std::string block_;  // handed to the compressing thread
+  sdk::ChromeTraceWriter trace_;
+  std::vector<std::string> span_names_;  // by RegionId, with the prefix
+  long pid_ = 0;
+  std::string path_;
   std::vector<Ancestor> stack_;
   TraceTotals& totals_;
 };
-
 }  // namespace
 
 void write_trace(const TraceInput& in, GzipFile& out, TraceTotals& totals) {

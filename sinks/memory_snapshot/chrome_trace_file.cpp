@@ -6,13 +6,9 @@
 
 #include "record_format.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/trace_time.hpp"
+#include "regiontrace/sdk/trace_event.hpp"
 
 namespace regiontrace::memory {
-
-void ChromeTraceFile::append_ts(std::string& out, std::int64_t monotonic_ns) const {
-  json::append_microseconds(out, monotonic_ns - base_ns_);
-}
 
 void ChromeTraceFile::open(const std::string& path, const SinkContext& context) {
   final_path_ = path;
@@ -20,103 +16,70 @@ void ChromeTraceFile::open(const std::string& path, const SinkContext& context) 
   context_ = context;
   clock_start_ = sdk::clock_sync::read();
   base_ns_ = clock_start_.monotonic_ns;
-  pid_ = std::to_string(context.pid());
-  std::string out = "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":";
-  json::append_int(out, base_ns_);
-  out += ",\"otherData\":{\"producer\":\"regiontrace memory_snapshot\",\"rank\":";
-  json::append_int(out, context.rank());
-  out += "},\"traceEvents\":[\n";
-  out += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ +
-         ",\"tid\":0,\"args\":{\"name\":\"rank " + std::to_string(context.rank()) + " memory\"}}";
-  first_ = false;
-  write(out);
-}
-
-void ChromeTraceFile::begin_event(std::string& out) {
-  out += first_ ? "" : ",\n";
-  first_ = false;
-}
-
-void ChromeTraceFile::append_counter(std::string& out, const char* name, std::int64_t time_ns) {
-  begin_event(out);
-  out += "{\"ph\":\"C\",\"name\":\"";
-  out += name;
-  out += "\",\"pid\":" + pid_ + ",\"tid\":0,\"ts\":";
-  append_ts(out, time_ns);
-  out += ",\"args\":{";
+  pid_ = context.pid();
+  // Every event is handed on as it ends: the file streams.
+  trace_.emplace([this](std::string_view text) { write(text); }, 0);
+  json::Writer& doc = trace_->begin_document();
+  doc.key("otherData").begin_object();
+  doc.field("producer", "regiontrace memory_snapshot").field("rank", context.rank()).end_object();
+  trace_->begin_events(base_ns_);
+  sdk::append_trace_metadata(trace_->begin_event(), "process_name", pid_, 0,
+                             "rank " + std::to_string(context.rank()) + " memory");
+  trace_->end_event();
 }
 
 void ChromeTraceFile::add_region(const RegionRecord& r, const RegionPaths& paths) {
   if (!file_.is_open() || closed_) return;
   const ClosedRegion& f = r.figures;
-  std::string out;
-  begin_event(out);
-  out += "{\"ph\":\"X\",\"cat\":\"region\",\"name\":";
-  json::append_escaped(out, paths.name(f.path));
-  out += ",\"pid\":" + pid_ + ",\"tid\":";
-  json::append_uint(out, r.thread_id);
-  out += ",\"ts\":";
-  append_ts(out, f.start_ns);
-  out += ",\"dur\":";
-  json::append_microseconds(out, r.end_ns - f.start_ns);
-  out += ",\"args\":{\"path\":";
-  json::append_escaped(out, paths.path(f.path));
-  out += ",\"step\":";
-  append_step(out, f.step);
-  out += ",\"held_bytes\":";
-  json::append_int(out, r.held_bytes);
-  f.devices.for_each([&](const DeviceFigures& d) {
-    const std::string dev = device_name(d.device);
-    out += ",\"" + dev + " entry_bytes\":";
-    json::append_int(out, d.entry);
-    out += ",\"" + dev + " exit_bytes\":";
-    json::append_int(out, d.exit);
-    out += ",\"" + dev + " peak_bytes\":";
-    json::append_int(out, d.peak);
-  });
-  out += "}}";
+  {
+    sdk::TraceEvent e(trace_->begin_event(), base_ns_, "X", "region", paths.name(f.path), pid_,
+                      r.thread_id);
+    e.ts(f.start_ns).dur(r.end_ns - f.start_ns);
+    json::Writer& args = e.args();
+    std::string step;
+    append_step(step, f.step);
+    args.field("path", paths.path(f.path)).key("step").raw_value(step);
+    args.field("held_bytes", r.held_bytes);
+    f.devices.for_each([&](const DeviceFigures& d) {
+      const std::string dev = device_name(d.device);
+      args.field(dev + " entry_bytes", d.entry)
+          .field(dev + " exit_bytes", d.exit)
+          .field(dev + " peak_bytes", d.peak);
+    });
+    e.end();
+    trace_->end_event();
+  }
   // One counter sample at entry and one at exit, each device a series.
   for (int at_exit = 0; at_exit < 2; ++at_exit) {
-    append_counter(out, "libtorch allocated bytes", at_exit ? r.end_ns : f.start_ns);
-    bool first = true;
+    sdk::TraceEvent e(trace_->begin_event(), base_ns_, "C", "", "libtorch allocated bytes", pid_,
+                      0);
+    e.ts(at_exit ? r.end_ns : f.start_ns);
+    json::Writer& args = e.args();
     f.devices.for_each([&](const DeviceFigures& d) {
-      if (!first) out += ',';
-      first = false;
-      json::append_escaped(out, device_name(d.device));
-      out += ':';
-      json::append_int(out, at_exit ? d.exit : d.entry);
+      args.field(device_name(d.device), at_exit ? d.exit : d.entry);
     });
-    out += "}}";
+    e.end();
+    trace_->end_event();
   }
   if (r.has_resident && r.resident.rss_bytes >= 0) {
-    append_counter(out, "resident bytes", r.end_ns);
-    out += "\"rss\":";
-    json::append_int(out, r.resident.rss_bytes);
-    if (r.resident.hwm_bytes >= 0) {
-      out += ",\"hwm\":";
-      json::append_int(out, r.resident.hwm_bytes);
-    }
-    out += "}}";
+    sdk::TraceEvent e(trace_->begin_event(), base_ns_, "C", "", "resident bytes", pid_, 0);
+    e.ts(r.end_ns);
+    json::Writer& args = e.args();
+    args.field("rss", r.resident.rss_bytes);
+    if (r.resident.hwm_bytes >= 0) args.field("hwm", r.resident.hwm_bytes);
+    e.end();
+    trace_->end_event();
   }
-  write(out);
 }
 
 void ChromeTraceFile::add_snapshot(const SnapshotJob& job, const std::string& file_name) {
   if (!file_.is_open() || closed_) return;
-  std::string out;
-  begin_event(out);
-  out += "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"memory\",\"name\":";
-  json::append_escaped(out, "snapshot: " + job.reason);
-  out += ",\"pid\":" + pid_ + ",\"tid\":";
-  json::append_uint(out, job.thread_id);
-  out += ",\"ts\":";
-  append_ts(out, job.time_ns);
-  out += ",\"args\":{\"file\":";
-  json::append_escaped(out, file_name);
-  out += ",\"trigger\":";
-  json::append_escaped(out, job.trigger);
-  out += "}}";
-  write(out);
+  sdk::TraceEvent e(trace_->begin_event(), base_ns_, "i", "memory", "snapshot: " + job.reason, pid_,
+                    job.thread_id);
+  e.ts(job.time_ns).field("s", "p");
+  e.args().field("file", file_name).field("trigger", job.trigger);
+  e.end();
+  trace_->end_event();
 }
 
 void ChromeTraceFile::write(std::string_view text) {
@@ -130,11 +93,12 @@ void ChromeTraceFile::write(std::string_view text) {
 void ChromeTraceFile::close() {
   if (!file_.is_open() || closed_) return;
   closed_ = true;
-  std::string tail = "\n],";
-  sdk::clock_sync::append_trace_metadata(tail, context_, "memory_snapshot", clock_start_,
-                                         sdk::clock_sync::read());
-  tail += "}\n";
-  write(tail);
+  json::Writer& tail = trace_->end_events();
+  tail.key("regiontrace").begin_object();
+  sdk::clock_sync::write_trace_members(tail, context_, "memory_snapshot", clock_start_,
+                                       sdk::clock_sync::read());
+  tail.end_object();
+  trace_->end_document();
   file_.close();
   // Only a trace that got its closing brackets takes the final name; one cut
   // short by a write error stays `.partial` (its events are whole lines).

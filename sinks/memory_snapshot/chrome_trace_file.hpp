@@ -14,15 +14,18 @@
 // JSON, and only then renames it to its final name. A process killed, or a
 // disk that filled, leaves `<name>.partial` with whole events (one a line)
 // and never an invalid `.json` under the name the tools open. One event a
-// line, written as whole lines only (the SDK's LineFileWriter): the last
-// event waits for the next one, which brings the comma that ends its line.
+// line (the SDK's ChromeTraceWriter), written as whole lines only (its
+// LineFileWriter): the last event waits for the next one, which brings the
+// comma that ends its line.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "memory_records.hpp"
 #include "region_paths.hpp"
+#include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/line_file_writer.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
@@ -43,9 +46,6 @@ class ChromeTraceFile {
   static constexpr const char* kPartialSuffix = ".partial";
 
  private:
-  void begin_event(std::string& out);
-  void append_counter(std::string& out, const char* name, std::int64_t time_ns);
-  void append_ts(std::string& out, std::int64_t monotonic_ns) const;
   void write(std::string_view text);
   sdk::LineFileWriter file_;
   std::string final_path_;
@@ -53,9 +53,9 @@ class ChromeTraceFile {
   std::string partial_;  // the last event's line, waiting for its end
   SinkContext context_;
   sdk::clock_sync::Pair clock_start_;
-  std::int64_t base_ns_ = 0;  // CLOCK_MONOTONIC of ts 0
-  std::string pid_;
-  bool first_ = true;
+  std::int64_t base_ns_ = 0;                     // CLOCK_MONOTONIC of ts 0
+  std::optional<sdk::ChromeTraceWriter> trace_;  // from open()
+  long pid_ = 0;
   bool closed_ = false;
 };
 

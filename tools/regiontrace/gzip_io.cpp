@@ -166,6 +166,14 @@ void OutputFile::maybe_flush() {
   if (buffer_.size() >= kFlushBytes) flush();
 }
 
+void OutputFile::write(std::string_view text) {
+  if (!buffer_.empty()) flush();
+  file_.write(text);
+  if (file_.error() != 0) {
+    throw io_error(path_, std::string("write failed: ") + std::strerror(file_.error()));
+  }
+}
+
 void OutputFile::flush() {
   file_.write(buffer_);
   buffer_.clear();

@@ -69,6 +69,8 @@ class OutputFile {
   // Callers append to buffer() and call maybe_flush() now and then.
   std::string& buffer() { return buffer_; }
   void maybe_flush();
+  // Whole pieces from a writer with a buffer of its own.
+  void write(std::string_view text);
   void close();
 
  private:

@@ -13,7 +13,9 @@
 
 #include "event_fields.hpp"
 #include "gzip_io.hpp"
+#include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_event.hpp"
 #include "regiontrace/sdk/trace_time.hpp"
 #include "trace_event_stream.hpp"
 
@@ -274,38 +276,26 @@ class StreamingWriter {
         out_(options.output) {}
 
   std::size_t write() {
-    std::string& o = out_.buffer();
-    o += "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",";
-    if (base_) {
-      o += "\"baseTimeNanoseconds\":";
-      json::append_int(o, *base_);
-      o += ',';
-    }
-    o += "\"traceEvents\":[\n";
+    trace_.begin_document();
+    trace_.begin_events(base_);
     for (auto& g : groups_) {
       for (std::size_t i : g.inputs) copy_events(inputs_[i], g);
     }
     for (auto& g : groups_) write_process_metadata(g);
     write_missing_thread_names();
-    o += "\n]";
-    write_top_level();
-    o += "}\n";
+    write_top_level(trace_.end_events());
+    trace_.end_document();
     out_.close();
-    return events_;
+    return trace_.events();
   }
 
  private:
-  void begin_event() {
-    if (events_++ > 0) out_.buffer() += ",\n";
-  }
-
   void copy_events(Input& in, RankGroup& g) {
     TraceEventStream stream(in.path);
     EventFields fields;
     std::string_view event;
     const std::int64_t tid_offset = static_cast<std::int64_t>(in.in_group) * kTidOffset;
     const std::string suffix = " (" + kind_label(in) + ")";
-    std::string& o = out_.buffer();
     while (stream.next(event)) {
       if (!fields.parse(event)) {
         throw std::runtime_error(
@@ -331,7 +321,7 @@ class StreamingWriter {
         continue;  // replaced by the names written at the end
       }
       const bool instant = is_instant(ph);
-      begin_event();
+      std::string& o = trace_.begin_event();
       o += "{\"pid\":";
       json::append_int(o, pid);
       std::optional<std::int64_t> tid_value;
@@ -396,7 +386,7 @@ class StreamingWriter {
           moved_threads_.emplace(track, suffix);
         }
       }
-      out_.maybe_flush();
+      trace_.end_event();
     }
     in.events = stream.events_read();
     in.members = stream.members();
@@ -464,21 +454,13 @@ class StreamingWriter {
     o += id;  // beyond the shifted range: left as it was
   }
 
+  // `arg_json`: the value of args.<arg_key>, already JSON.
   void write_meta(std::int64_t pid, std::int64_t tid, const char* name, const std::string& arg_key,
                   const std::string& arg_json) {
-    begin_event();
-    std::string& o = out_.buffer();
-    o += "{\"ph\":\"M\",\"name\":\"";
-    o += name;
-    o += "\",\"pid\":";
-    json::append_int(o, pid);
-    o += ",\"tid\":";
-    json::append_int(o, tid);
-    o += ",\"args\":{";
-    json::append_escaped(o, arg_key);
-    o += ':';
-    o += arg_json;
-    o += "}}";
+    sdk::TraceEvent e(trace_.begin_event(), 0, "M", "", name, pid, static_cast<std::uint64_t>(tid));
+    e.args().key(arg_key).raw_value(arg_json);
+    e.end();
+    trace_.end_event();
   }
 
   void write_process_metadata(const RankGroup& g) {
@@ -514,8 +496,7 @@ class StreamingWriter {
     }
   }
 
-  void write_top_level() {
-    std::string& o = out_.buffer();
+  void write_top_level(json::Writer& w) {
     // Keys every input has with the same value stay at the top level.
     static const std::set<std::string> kWritten = {"schemaVersion", "displayTimeUnit",
                                                    "baseTimeNanoseconds", "regiontrace"};
@@ -534,77 +515,51 @@ class StreamingWriter {
       }
     }
     for (const auto& [key, text] : common) {
-      if (kWritten.count(key) > 0) continue;
-      o += ',';
-      json::append_escaped(o, key);
-      o += ':';
-      o += text;
+      if (kWritten.count(key) == 0) w.key(key).raw_value(text);
     }
-    o += ",\"regiontrace_merge\":{\"clock\":";
-    json::append_escaped(o, clock_);
+    w.key("regiontrace_merge").begin_object().field("clock", clock_);
     if (!options_.align_on_mark.empty()) {
-      o += ",\"align_on\":{\"mark\":";
-      json::append_escaped(o, options_.align_on_mark);
-      o += ",\"occurrence\":";
-      json::append_int(o, options_.align_occurrence);
-      o += '}';
+      w.key("align_on").begin_object();
+      w.field("mark", options_.align_on_mark).field("occurrence", options_.align_occurrence);
+      w.end_object();
     } else if (options_.align_starts) {
-      o += ",\"align_on\":\"starts\"";
+      w.field("align_on", "starts");
     }
-    o += ",\"ranks\":[";
-    for (std::size_t k = 0; k < groups_.size(); ++k) {
-      const auto& g = groups_[k];
+    w.key("ranks").begin_array();
+    for (const auto& g : groups_) {
       const Input& first = inputs_[g.inputs.front()];
-      if (k > 0) o += ',';
-      o += "{\"rank\":";
-      json::append_int(o, g.rank);
-      o += ",\"rank_from\":";
-      json::append_escaped(o, first.rank_from);
-      o += ",\"align_shift_us\":";
-      json::append_double(o, static_cast<double>(g.shift_ns) / 1000.0);
-      o += ",\"processes\":[";
-      for (std::size_t p = 0; p < g.pids.size(); ++p) {
-        const auto& [key, pid] = g.pids[p];
-        if (p > 0) o += ',';
-        o += "{\"pid\":";
-        json::append_int(o, pid);
-        o += ",\"original_pid\":";
-        o += key;
+      w.begin_object()
+          .field("rank", g.rank)
+          .field("rank_from", first.rank_from)
+          .field("align_shift_us", static_cast<double>(g.shift_ns) / 1000.0);
+      w.key("processes").begin_array();
+      for (const auto& [key, pid] : g.pids) {
+        w.begin_object().field("pid", pid).key("original_pid").raw_value(key);
         auto named = g.process_names.find(key);
+        // As the input wrote it: already escaped.
         if (named != g.process_names.end()) {
-          o += ",\"original_name\":\"";
-          o += named->second.front();
-          o += '"';
+          w.key("original_name").raw_value("\"" + std::string(named->second.front()) + "\"");
         }
-        o += '}';
+        w.end_object();
       }
-      o += "],\"inputs\":[";
-      for (std::size_t n = 0; n < g.inputs.size(); ++n) {
-        const Input& in = inputs_[g.inputs[n]];
-        if (n > 0) o += ',';
-        o += "{\"source\":";
-        json::append_escaped(o, in.path);
-        o += ",\"sink\":";
-        json::append_escaped(o, in.id.sink);
-        o += ",\"tid_offset\":";
-        json::append_int(o, static_cast<std::int64_t>(in.in_group) * kTidOffset);
-        o += ",\"ts_offset_us\":";
-        json::append_double(o, static_cast<double>(in.final_offset_ns) / 1000.0);
-        o += ",\"metadata\":{";
-        bool first_member = true;
+      w.end_array().key("inputs").begin_array();
+      for (const std::size_t i : g.inputs) {
+        const Input& in = inputs_[i];
+        w.begin_object()
+            .field("source", in.path)
+            .field("sink", in.id.sink)
+            .field("tid_offset", static_cast<std::int64_t>(in.in_group) * kTidOffset)
+            .field("ts_offset_us", static_cast<double>(in.final_offset_ns) / 1000.0);
+        w.key("metadata").begin_object();
         for (const auto& [key, text] : in.members) {
           if (common.count(key) > 0 && kWritten.count(key) == 0) continue;
-          if (!first_member) o += ',';
-          first_member = false;
-          json::append_escaped(o, key);
-          o += ':';
-          o += text;
+          w.key(key).raw_value(text);
         }
-        o += "}}";
+        w.end_object().end_object();
       }
-      o += "]}";
+      w.end_array().end_object();
     }
-    o += "]}";
+    w.end_array().end_object();
   }
 
  private:
@@ -614,7 +569,7 @@ class StreamingWriter {
   std::optional<std::int64_t> base_;
   std::string clock_;
   OutputFile out_;
-  std::size_t events_ = 0;
+  sdk::ChromeTraceWriter trace_{[this](std::string_view text) { out_.write(text); }};
   std::int64_t next_pid_ = 1;
   std::set<std::pair<std::int64_t, std::int64_t>> named_threads_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> moved_threads_;

@@ -112,7 +112,8 @@ void start_sink_and_window() {
 enum Config : int {
   kAlone,        // the op, no profiler
   kBare,         // the op under libtorch's profiler as the sink starts it
-  kSink,         // the op in a selected region, sink on: the judged figure
+  kSink,         // the op in a selected region of its own, sink on
+  kInRegion,     // the op among others in one selected region (a step's ops)
   kOutside,      // the op outside selected regions while a window is live
   kJustOutside,  // the same within the first ops after a region (the gate still on)
   kEmptyRegion,  // a selected region with nothing inside
@@ -192,6 +193,15 @@ Sample run_batch(Config c) {
       });
       regiontrace::shutdown();  // writes the trace
       break;
+    case kInRegion:
+      // The gate's cost per op alone: the region's own is kEmptyRegion's.
+      start_sink_and_window();
+      {
+        RT_REGION("bench_selected");
+        s = timed_batch(kOpWarmup, op_batch(), op);
+      }
+      regiontrace::shutdown();
+      break;
     case kOutside:
       // Past the gate's count the profiler's callback is switched off.
       start_sink_and_window();
@@ -248,7 +258,8 @@ OpFigures g_ops;
 void BM_MatmulInterleaved(benchmark::State& state) {
   std::vector<Sample> samples[kConfigs];
   std::mt19937 random(15);  // the same orders from run to run
-  std::array<Config, kConfigs> order{kAlone, kBare, kSink, kOutside, kJustOutside, kEmptyRegion};
+  std::array<Config, kConfigs> order{kAlone,   kBare,        kSink,       kInRegion,
+                                     kOutside, kJustOutside, kEmptyRegion};
   const int n = rounds();
   for (auto _ : state) {
     for (int r = 0; r < n; ++r) {
@@ -361,6 +372,7 @@ void report_ops() {
   const Distribution& alone = f.cpu[kAlone];
   const Distribution& bare = f.cpu[kBare];
   const Distribution& sink = f.cpu[kSink];
+  const Distribution& in_region = f.cpu[kInRegion];
   const Distribution& outside = f.cpu[kOutside];
   const Distribution& just_outside = f.cpu[kJustOutside];
   const Distribution& empty = f.cpu[kEmptyRegion];
@@ -384,6 +396,19 @@ void report_ops() {
   v.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
   v.target = 1.05;
   regiontrace::bench::print_verdict(v);
+  std::printf(
+      "the op among %d in one selected region: %.0f ns CPU (%.0f median), %.3f x the bare "
+      "profiler's (the gate's cost per op, without the region's own)\n",
+      op_batch() + kOpWarmup, in_region.min, in_region.median, in_region.min / bare.min);
+  regiontrace::bench::Verdict r;
+  r.name = "matmul among others in one selected region with the sink, CPU";
+  r.min = in_region.min;
+  r.median = in_region.median;
+  r.baseline = "under the bare profiler";
+  r.baseline_min = bare.min;
+  r.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
+  r.target = 1.05;
+  regiontrace::bench::print_verdict(r);
   std::printf(
       "op outside selected regions while a window is live: %.0f ns CPU (%.0f median), %.3f x "
       "the op alone\n",

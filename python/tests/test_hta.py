@@ -193,8 +193,21 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
 
 # video_pipeline under config/profiles/kernels.yaml with cpu,cuda activities
 # on an H200 (torch 2.11+cu130), written by scripts/gpu_check.sh on
-# 2026-12-04: 808 kernels and 4 copies on one stream, denoising steps 2-3.
+# 2026-12-04 (the SDK's ChromeTraceWriter, deviceProperties filled): 808
+# kernels and 4 copies on one stream, denoising steps 2-3.
 GPU_TRACES = os.path.join(os.path.dirname(__file__), "data", "h200_kernels")
+
+
+def test_gpu_trace_lists_the_gpu_under_kinetos_names():
+    # TensorBoard's GPU views read deviceProperties as Kineto writes it.
+    [name] = os.listdir(GPU_TRACES)
+    with gzip.open(os.path.join(GPU_TRACES, name)) as f:
+        trace = json.load(f)
+    [gpu] = trace["deviceProperties"]
+    assert gpu["id"] == 0 and gpu["name"] == "NVIDIA H200"
+    assert gpu["numSms"] == 132 and gpu["computeMajor"] == 9 and gpu["warpSize"] == 32
+    assert gpu["totalGlobalMem"] > 100 * 2**30
+    assert trace["distributedInfo"] == {"rank": 0, "world_size": 1}
 
 
 def test_gpu_trace_breakdowns_agree_with_regiontrace_summary():

@@ -367,6 +367,19 @@ class FiguresReporter : public benchmark::ConsoleReporter {
   std::map<std::string, Figures> figures;
 };
 
+void judge_ratio(const char* name, const Distribution& d, const char* baseline,
+                 const Distribution& base, double target) {
+  regiontrace::bench::Verdict v;
+  v.name = name;
+  v.min = d.min;
+  v.median = d.median;
+  v.baseline = baseline;
+  v.baseline_min = base.min;
+  v.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
+  v.target = target;
+  regiontrace::bench::print_verdict(v);
+}
+
 void report_ops() {
   const OpFigures& f = g_ops;
   const Distribution& alone = f.cpu[kAlone];
@@ -387,41 +400,20 @@ void report_ops() {
       "median; ratios %.3f, %.3f, %.3f; wall time ratio of the medians %.3f)\n",
       sink.min - bare.min, sink.p10 - bare.p10, sink.median - bare.median, sink.min / bare.min,
       sink.p10 / bare.p10, sink.median / bare.median, f.wall[kSink].median / f.wall[kBare].median);
-  regiontrace::bench::Verdict v;
-  v.name = "matmul in a selected region with the sink, CPU";
-  v.min = sink.min;
-  v.median = sink.median;
-  v.baseline = "under the bare profiler";
-  v.baseline_min = bare.min;
-  v.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
-  v.target = 1.05;
-  regiontrace::bench::print_verdict(v);
+  judge_ratio("matmul in a selected region with the sink, CPU", sink, "under the bare profiler",
+              bare, 1.05);
   std::printf(
       "the op among %d in one selected region: %.0f ns CPU (%.0f median), %.3f x the bare "
       "profiler's (the gate's cost per op, without the region's own)\n",
       op_batch() + kOpWarmup, in_region.min, in_region.median, in_region.min / bare.min);
-  regiontrace::bench::Verdict r;
-  r.name = "matmul among others in one selected region with the sink, CPU";
-  r.min = in_region.min;
-  r.median = in_region.median;
-  r.baseline = "under the bare profiler";
-  r.baseline_min = bare.min;
-  r.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
-  r.target = 1.05;
-  regiontrace::bench::print_verdict(r);
+  judge_ratio("matmul among others in one selected region with the sink, CPU", in_region,
+              "under the bare profiler", bare, 1.05);
   std::printf(
       "op outside selected regions while a window is live: %.0f ns CPU (%.0f median), %.3f x "
       "the op alone\n",
       outside.min, outside.median, outside.min / alone.min);
-  regiontrace::bench::Verdict o;
-  o.name = "matmul outside every selected region while a window is live, CPU";
-  o.min = outside.min;
-  o.median = outside.median;
-  o.baseline = "the op alone";
-  o.baseline_min = alone.min;
-  o.goal = regiontrace::bench::Verdict::Goal::kRatioAtMost;
-  o.target = 1.02;
-  regiontrace::bench::print_verdict(o);
+  judge_ratio("matmul outside every selected region while a window is live, CPU", outside,
+              "the op alone", alone, 1.02);
   std::printf(
       "the same op among the first %d after a selected region (the gate still registered): "
       "%.0f ns CPU (%.0f median), %.3f x the op alone\n",

@@ -235,30 +235,21 @@ void TimelineSink::report_losses(const Losses& lost, const TraceTotals* written,
 std::string TimelineSink::statistics(const Losses& lost, const TraceTotals& written,
                                      std::int64_t cut_at_ns) const {
   const std::uint64_t disk_full = written.cut;
-  std::string out = "{\"recorded\":";
-  json::append_int(out, static_cast<std::int64_t>(budget_.kept() + steps_.size() - disk_full));
-  out += ",\"dropped\":";
-  json::append_int(
-      out, static_cast<std::int64_t>(lost.buffer_full + lost.over_cap + lost.by_host + disk_full));
-  out += ",\"dropped_by_host\":";
-  json::append_int(out, static_cast<std::int64_t>(lost.by_host));
-  out += ",\"dropped_buffer_full\":";
-  json::append_int(out, static_cast<std::int64_t>(lost.buffer_full));
-  out += ",\"dropped_over_cap\":";
-  json::append_int(out, static_cast<std::int64_t>(lost.over_cap));
-  out += ",\"dropped_disk_full\":";
-  json::append_int(out, static_cast<std::int64_t>(disk_full));
-  if (cut_at_ns != 0) {
-    out += ",\"written_until_ns\":";
-    json::append_int(out, cut_at_ns);
-  }
-  out += ",\"buffer_mb\":";
-  json::append_int(out, static_cast<std::int64_t>(settings_.buffer_bytes >> 20));
-  out += ",\"max_events\":";
-  json::append_int(out, static_cast<std::int64_t>(settings_.max_events));
-  out += ",\"max_mb\":";
-  json::append_int(out, static_cast<std::int64_t>(settings_.max_bytes >> 20));
-  out += '}';
+  std::string out;
+  json::Writer w(out);
+  w.begin_object()
+      .field("recorded", static_cast<std::int64_t>(budget_.kept() + steps_.size() - disk_full))
+      .field("dropped",
+             static_cast<std::int64_t>(lost.buffer_full + lost.over_cap + lost.by_host + disk_full))
+      .field("dropped_by_host", static_cast<std::int64_t>(lost.by_host))
+      .field("dropped_buffer_full", static_cast<std::int64_t>(lost.buffer_full))
+      .field("dropped_over_cap", static_cast<std::int64_t>(lost.over_cap))
+      .field("dropped_disk_full", static_cast<std::int64_t>(disk_full));
+  if (cut_at_ns != 0) w.field("written_until_ns", cut_at_ns);
+  w.field("buffer_mb", static_cast<std::int64_t>(settings_.buffer_bytes >> 20))
+      .field("max_events", static_cast<std::int64_t>(settings_.max_events))
+      .field("max_mb", static_cast<std::int64_t>(settings_.max_bytes >> 20))
+      .end_object();
   return out;
 }
 

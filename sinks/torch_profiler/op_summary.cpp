@@ -64,30 +64,19 @@ void table(std::string& out, const std::string& title, const std::vector<OpStats
   out += "\n";
 }
 
-void stats_json(std::string& out, const std::vector<OpStats>& rows, bool shapes) {
-  out += '[';
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const OpStats& r = rows[i];
-    if (i) out += ',';
-    out += "{\"name\":";
-    json::append_escaped(out, r.name);
-    if (shapes) {
-      out += ",\"input_shapes\":";
-      json::append_escaped(out, r.input_shapes);
-    }
-    out += ",\"calls\":";
-    json::append_int(out, r.calls);
-    out += ",\"self_us\":";
-    json::append_double(out, r.self_ns / 1e3);
-    out += ",\"total_us\":";
-    json::append_double(out, r.total_ns / 1e3);
-    out += ",\"avg_us\":";
-    json::append_double(out, r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0);
-    out += ",\"flops\":";
-    json::append_uint(out, r.flops);
-    out += '}';
+void stats_json(json::Writer& w, const std::vector<OpStats>& rows, bool shapes) {
+  w.begin_array();
+  for (const OpStats& r : rows) {
+    w.begin_object().field("name", r.name);
+    if (shapes) w.field("input_shapes", r.input_shapes);
+    w.field("calls", r.calls)
+        .field("self_us", r.self_ns / 1e3)
+        .field("total_us", r.total_ns / 1e3)
+        .field("avg_us", r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0)
+        .field("flops", r.flops)
+        .end_object();
   }
-  out += ']';
+  w.end_array();
 }
 
 std::string steps_text(const TraceData& data) {
@@ -203,43 +192,35 @@ std::string summary_text(const OpSummary& summary, const TraceData& data,
 
 std::string summary_json(const OpSummary& summary, const TraceData& data,
                          const std::string& trace_file) {
-  std::string out = "{\"rank\":";
-  json::append_int(out, data.rank);
-  out += ",\"pid\":";
-  json::append_int(out, data.pid);
-  out += ",\"trace\":";
-  json::append_escaped(out, trace_file);
+  std::string out;
+  json::Writer w(out);
+  w.begin_object().field("rank", data.rank).field("pid", data.pid).field("trace", trace_file);
   if (data.has_steps) {
-    out += ",\"steps\":{\"first\":";
-    json::append_int(out, data.first_step);
-    out += ",\"last\":";
-    json::append_int(out, data.last_step);
-    out += '}';
+    w.key("steps")
+        .begin_object()
+        .field("first", data.first_step)
+        .field("last", data.last_step)
+        .end_object();
   }
-  out += ",\"op_calls\":";
-  json::append_int(out, summary.op_calls);
-  out += ",\"self_us\":";
-  json::append_double(out, summary.self_ns / 1e3);
-  out += ",\"ops\":";
-  stats_json(out, summary.by_op, false);
+  w.field("op_calls", summary.op_calls).field("self_us", summary.self_ns / 1e3);
+  w.key("ops");
+  stats_json(w, summary.by_op, false);
   if (data.record_shapes) {
-    out += ",\"by_input_shapes\":";
-    stats_json(out, summary.by_shape, true);
+    w.key("by_input_shapes");
+    stats_json(w, summary.by_shape, true);
   }
-  out += ",\"device\":";
-  stats_json(out, summary.device, false);
-  out += ",\"regions\":[";
-  for (std::size_t i = 0; i < summary.regions.size(); ++i) {
-    if (i) out += ',';
-    out += "{\"name\":";
-    json::append_escaped(out, summary.regions[i].name);
-    out += ",\"count\":";
-    json::append_int(out, summary.regions[i].count);
-    out += ",\"total_us\":";
-    json::append_double(out, summary.regions[i].total_ns / 1e3);
-    out += '}';
+  w.key("device");
+  stats_json(w, summary.device, false);
+  w.key("regions").begin_array();
+  for (const RegionStats& r : summary.regions) {
+    w.begin_object()
+        .field("name", r.name)
+        .field("count", r.count)
+        .field("total_us", r.total_ns / 1e3)
+        .end_object();
   }
-  out += "]}\n";
+  w.end_array().end_object();
+  out += '\n';
   return out;
 }
 

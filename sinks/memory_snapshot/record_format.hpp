@@ -25,4 +25,13 @@ void append_tracking(std::string& out, const TrackingStats& t);
 // One JSON object and a newline.
 void append_region_record(std::string& out, const RegionRecord& r, const RegionPaths& paths);
 
+// What one of the pieces above appends, as a string: a json::Writer takes it
+// whole with raw_value().
+template <typename Append, typename... Args>
+std::string formatted(Append append, const Args&... args) {
+  std::string text;
+  append(text, args...);
+  return text;
+}
+
 }  // namespace regiontrace::memory

@@ -52,150 +52,141 @@ std::vector<RegionSummary::Suspect> RegionSummary::leak_suspects(
 namespace {
 
 // "stood aside: <why>", or null when the sink never stood aside.
-void append_why(std::string& out, bool stood_aside, const std::string& why) {
+void append_why(json::Writer& w, bool stood_aside, const std::string& why) {
   if (!stood_aside) {
-    out += "null";
+    w.value(nullptr);
     return;
   }
-  json::append_escaped(out, "stood aside: " + (why.empty() ? std::string("another profiler held "
-                                                                         "libtorch's memory "
-                                                                         "slot")
-                                                           : why));
+  w.value("stood aside: " +
+          (why.empty() ? std::string("another profiler held libtorch's memory slot") : why));
 }
 
 }  // namespace
 
 std::string RegionSummary::to_json(const RegionPaths& paths, const RunTotals& totals,
                                    const LeakCriteria& criteria, bool tracked) const {
-  std::string out = "{\"rank\":";
-  json::append_int(out, totals.rank);
-  out += ",\"pid\":";
-  json::append_int(out, totals.pid);
-  out += ",\"world_size\":";
-  json::append_int(out, totals.world_size);
-  out += ",\"records\":{\"written\":";
-  json::append_int(out, records_);
-  out += ",\"dropped\":";
-  json::append_int(out, totals.dropped_records);
-  out += ",\"stood_aside\":";
-  json::append_int(out, stood_aside_);
-  out += ",\"stood_aside_why\":";
-  append_why(out, stood_aside_ > 0, totals.stood_aside_why);
-  out += "},\"tracking\":";
-  append_tracking(out, totals.tracking);
-  out += ",\"resident\":{\"rss_bytes\":";
-  append_optional(out, totals.resident.rss_bytes);
-  out += ",\"hwm_bytes\":";
-  append_optional(out, totals.resident.hwm_bytes);
-  out += "},\"devices\":{";
-  append_allocated_by_device(out, totals.devices, totals.allocated);
-  out += "},\"paths_overflowed\":";
-  out += totals.paths_overflowed ? "true" : "false";
-  out += ",\"snapshots\":";
-  append_snapshots(out, totals.snapshots_skipped);
-  out += ",\"regions\":[";
-  append_regions(out, paths, totals);
-  out += "],\"leak_detection\":{\"method\":";
-  out += tracked ? "\"tracked\"" : "\"net\"";
-  out += ",\"min_steps\":";
-  json::append_int(out, criteria.min_steps);
-  out += ",\"min_bytes\":";
-  json::append_int(out, criteria.min_bytes);
-  out += "},\"leak_suspects\":[";
-  append_suspects(out, paths, criteria);
-  out += "]}\n";
+  std::string out;
+  json::Writer w(out);
+  w.begin_object()
+      .field("rank", totals.rank)
+      .field("pid", totals.pid)
+      .field("world_size", totals.world_size);
+  w.key("records")
+      .begin_object()
+      .field("written", records_)
+      .field("dropped", totals.dropped_records)
+      .field("stood_aside", stood_aside_)
+      .key("stood_aside_why");
+  append_why(w, stood_aside_ > 0, totals.stood_aside_why);
+  w.end_object();
+  w.key("tracking").raw_value(formatted(append_tracking, totals.tracking));
+  w.key("resident")
+      .begin_object()
+      .key("rss_bytes")
+      .raw_value(formatted(append_optional, totals.resident.rss_bytes))
+      .key("hwm_bytes")
+      .raw_value(formatted(append_optional, totals.resident.hwm_bytes))
+      .end_object();
+  w.key("devices").raw_value(
+      "{" + formatted(append_allocated_by_device, totals.devices, totals.allocated) + "}");
+  w.field("paths_overflowed", totals.paths_overflowed);
+  w.key("snapshots");
+  append_snapshots(w, totals.snapshots_skipped);
+  w.key("regions");
+  append_regions(w, paths, totals);
+  w.key("leak_detection")
+      .begin_object()
+      .field("method", tracked ? "tracked" : "net")
+      .field("min_steps", criteria.min_steps)
+      .field("min_bytes", criteria.min_bytes)
+      .end_object();
+  w.key("leak_suspects");
+  append_suspects(w, paths, criteria);
+  w.end_object();
+  out += '\n';
   return out;
 }
 
-void RegionSummary::append_snapshots(std::string& out, std::int64_t skipped) const {
-  out += "{\"written\":[";
-  for (std::size_t i = 0; i < snapshots_.size(); ++i) {
-    const SnapshotNote& s = snapshots_[i];
-    if (i != 0) out += ',';
-    out += "{\"file\":";
-    json::append_escaped(out, s.file);
-    out += ",\"trigger\":";
-    json::append_escaped(out, s.trigger);
-    out += ",\"reason\":";
-    json::append_escaped(out, s.reason);
-    out += ",\"step\":";
-    append_step(out, s.step);
-    out += '}';
+void RegionSummary::append_snapshots(json::Writer& w, std::int64_t skipped) const {
+  w.begin_object().key("written").begin_array();
+  for (const SnapshotNote& s : snapshots_) {
+    w.begin_object()
+        .field("file", s.file)
+        .field("trigger", s.trigger)
+        .field("reason", s.reason)
+        .key("step")
+        .raw_value(formatted(append_step, s.step))
+        .end_object();
   }
-  out += "],\"skipped\":";
-  json::append_int(out, skipped);
-  out += '}';
+  w.end_array().field("skipped", skipped).end_object();
 }
 
-void RegionSummary::append_regions(std::string& out, const RegionPaths& paths,
+void RegionSummary::append_regions(json::Writer& w, const RegionPaths& paths,
                                    const RunTotals& totals) const {
+  w.begin_array();
+  // One region a line: each is written apart and starts with the newline
+  // that follows the comma the writer puts between them.
+  std::string region;
   bool first = true;
   for (std::size_t i = 0; i < paths_.size(); ++i) {
     const PathStats& p = paths_[i];
     if (p.calls == 0) continue;
-    if (!first) out += ",\n";
+    region.assign(first ? "" : "\n");
     first = false;
-    out += "{\"path\":";
-    json::append_escaped(out, paths.path(static_cast<int>(i)));
-    out += ",\"name\":";
-    json::append_escaped(out, paths.name(static_cast<int>(i)));
-    out += ",\"calls\":";
-    json::append_int(out, p.calls);
-    out += ",\"unwound\":";
-    json::append_int(out, p.unwound);
-    out += ",\"total_duration_ns\":";
-    json::append_int(out, p.total_ns);
-    out += ",\"held_bytes\":";
-    json::append_int(out, p.held_bytes);
-    out += ",\"stood_aside_calls\":";
-    json::append_int(out, p.stood_aside);
+    json::Writer r(region);
+    r.begin_object()
+        .field("path", paths.path(static_cast<int>(i)))
+        .field("name", paths.name(static_cast<int>(i)))
+        .field("calls", p.calls)
+        .field("unwound", p.unwound)
+        .field("total_duration_ns", p.total_ns)
+        .field("held_bytes", p.held_bytes)
+        .field("stood_aside_calls", p.stood_aside);
     // Figures of calls measured only while another profiler took the events
     // would read as zeros: a path with nothing else says why instead.
-    out += ",\"stood_aside\":";
-    append_why(out, p.stood_aside > 0, totals.stood_aside_why);
-    out += ",\"devices\":{";
-    bool first_device = true;
+    r.key("stood_aside");
+    append_why(r, p.stood_aside > 0, totals.stood_aside_why);
+    r.key("devices").begin_object();
     const std::uint32_t measured = p.unmeasured == p.calls ? 0u : p.devices;
     for_each_device(measured, [&](int d) {
-      if (!first_device) out += ',';
-      first_device = false;
-      json::append_escaped(out, device_name(d));
-      out += ":{\"largest_growth_bytes\":";
-      json::append_int(out, p.growth[d].bytes);
-      out += ",\"largest_growth_step\":";
-      append_step(out, p.growth[d].step);
-      out += ",\"highest_peak_bytes\":";
-      json::append_int(out, p.peak[d].bytes);
-      out += ",\"highest_peak_step\":";
-      append_step(out, p.peak[d].step);
-      out += '}';
+      r.key(device_name(d))
+          .begin_object()
+          .field("largest_growth_bytes", p.growth[d].bytes)
+          .key("largest_growth_step")
+          .raw_value(formatted(append_step, p.growth[d].step))
+          .field("highest_peak_bytes", p.peak[d].bytes)
+          .key("highest_peak_step")
+          .raw_value(formatted(append_step, p.peak[d].step))
+          .end_object();
     });
-    out += "}}";
+    r.end_object().end_object();
+    w.raw_value(region);
   }
+  w.end_array();
 }
 
-void RegionSummary::append_suspects(std::string& out, const RegionPaths& paths,
+void RegionSummary::append_suspects(json::Writer& w, const RegionPaths& paths,
                                     const LeakCriteria& criteria) const {
   const std::vector<Suspect> suspects = leak_suspects(criteria);
+  w.begin_array();
+  // One suspect a line, as the regions.
+  std::string suspect;
   for (std::size_t i = 0; i < suspects.size(); ++i) {
     const Suspect& s = suspects[i];
-    if (i != 0) out += ",\n";
-    out += "{\"path\":";
-    json::append_escaped(out, paths.path(s.path));
-    out += ",\"growth_bytes\":";
-    json::append_int(out, s.verdict.growth_bytes);
-    out += ",\"per_step\":[";
-    const auto& points = paths_[static_cast<std::size_t>(s.path)].held.points();
-    for (std::size_t k = 0; k < points.size(); ++k) {
-      if (k != 0) out += ',';
-      out += "{\"step\":";
-      json::append_int(out, points[k].step);
-      out += ",\"held_bytes\":";
-      json::append_int(out, points[k].held_bytes);
-      out += '}';
+    suspect.assign(i == 0 ? "" : "\n");
+    json::Writer r(suspect);
+    r.begin_object()
+        .field("path", paths.path(s.path))
+        .field("growth_bytes", s.verdict.growth_bytes)
+        .key("per_step")
+        .begin_array();
+    for (const HeldPoint& point : paths_[static_cast<std::size_t>(s.path)].held.points()) {
+      r.begin_object().field("step", point.step).field("held_bytes", point.held_bytes).end_object();
     }
-    out += "]}";
+    r.end_array().end_object();
+    w.raw_value(suspect);
   }
+  w.end_array();
 }
 
 std::string human_bytes(std::int64_t bytes) {

@@ -13,6 +13,10 @@
 #include "memory_records.hpp"
 #include "region_paths.hpp"
 
+namespace regiontrace::json {
+class Writer;
+}  // namespace regiontrace::json
+
 namespace regiontrace::memory {
 
 struct SnapshotNote {
@@ -76,9 +80,9 @@ class RegionSummary {
   };
   // to_json's members: the snapshots written, one object per region path
   // that ran, the leak suspects with their per-step series.
-  void append_snapshots(std::string& out, std::int64_t skipped) const;
-  void append_regions(std::string& out, const RegionPaths& paths, const RunTotals& totals) const;
-  void append_suspects(std::string& out, const RegionPaths& paths,
+  void append_snapshots(json::Writer& w, std::int64_t skipped) const;
+  void append_regions(json::Writer& w, const RegionPaths& paths, const RunTotals& totals) const;
+  void append_suspects(json::Writer& w, const RegionPaths& paths,
                        const LeakCriteria& criteria) const;
 
   std::vector<PathStats> paths_;

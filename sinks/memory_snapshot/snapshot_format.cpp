@@ -32,39 +32,26 @@ std::string hex_address(std::uintptr_t a) {
   return buf;
 }
 
-void append_group(std::string& out, RegionGroup& g, const RegionPaths& paths,
+void append_group(json::Writer& w, RegionGroup& g, const RegionPaths& paths,
                   std::int64_t max_allocations) {
-  out += "{\"path\":";
-  json::append_escaped(out, paths.path(g.path));
-  out += ",\"name\":";
-  json::append_escaped(out, paths.name(g.path));
-  out += ",\"bytes\":";
-  json::append_int(out, g.bytes);
-  out += ",\"count\":";
-  json::append_int(out, g.count);
-  out += ",\"devices\":{";
-  bool first = true;
-  for_each_device(g.devices, [&](int d) {
-    if (!first) out += ',';
-    first = false;
-    json::append_escaped(out, device_name(d));
-    out += ':';
-    json::append_int(out, g.device_bytes[d]);
-  });
-  out += "},\"by_step\":[";
-  first = true;
+  w.begin_object()
+      .field("path", paths.path(g.path))
+      .field("name", paths.name(g.path))
+      .field("bytes", g.bytes)
+      .field("count", g.count)
+      .key("devices")
+      .begin_object();
+  for_each_device(g.devices, [&](int d) { w.field(device_name(d), g.device_bytes[d]); });
+  w.end_object().key("by_step").begin_array();
   for (const auto& [step, total] : g.by_step) {
-    if (!first) out += ',';
-    first = false;
-    out += "{\"step\":";
-    append_step(out, step);
-    out += ",\"bytes\":";
-    json::append_int(out, total.bytes);
-    out += ",\"count\":";
-    json::append_int(out, total.count);
-    out += '}';
+    w.begin_object()
+        .key("step")
+        .raw_value(formatted(append_step, step))
+        .field("bytes", total.bytes)
+        .field("count", total.count)
+        .end_object();
   }
-  out += "],\"largest\":[";
+  w.end_array().key("largest").begin_array();
   const std::size_t n =
       std::min<std::size_t>(g.allocations.size(), static_cast<std::size_t>(max_allocations));
   std::partial_sort(g.allocations.begin(), g.allocations.begin() + static_cast<std::ptrdiff_t>(n),
@@ -73,16 +60,15 @@ void append_group(std::string& out, RegionGroup& g, const RegionPaths& paths,
                     });
   for (std::size_t i = 0; i < n; ++i) {
     const LiveAllocation& a = *g.allocations[i];
-    if (i != 0) out += ',';
-    out += "{\"address\":\"" + hex_address(a.address) + "\",\"bytes\":";
-    json::append_int(out, a.bytes);
-    out += ",\"step\":";
-    append_step(out, a.step);
-    out += ",\"device\":";
-    json::append_escaped(out, device_name(a.device));
-    out += '}';
+    w.begin_object()
+        .field("address", hex_address(a.address))
+        .field("bytes", a.bytes)
+        .key("step")
+        .raw_value(formatted(append_step, a.step))
+        .field("device", device_name(a.device))
+        .end_object();
   }
-  out += "]}";
+  w.end_array().end_object();
 }
 
 }  // namespace
@@ -112,52 +98,48 @@ std::string format_snapshot(const SnapshotJob& job, const RegionPaths& paths,
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
   });
 
-  std::string out = "{\"sequence\":";
-  json::append_int(out, job.sequence);
-  out += ",\"trigger\":";
-  json::append_escaped(out, job.trigger);
-  out += ",\"reason\":";
-  json::append_escaped(out, job.reason);
-  out += ",\"path\":";
-  json::append_escaped(out, job.path);
-  out += ",\"step\":";
-  append_step(out, job.step);
-  out += ",\"time_ns\":";
-  json::append_int(out, job.time_ns);
-  out += ",\"thread\":";
-  json::append_uint(out, job.thread_id);
-  out += ",\"rank\":";
-  json::append_int(out, context.rank);
-  out += ",\"pid\":";
-  json::append_int(out, context.pid);
-  out += ",\"rss_bytes\":";
-  append_optional(out, job.resident.rss_bytes);
-  out += ",\"hwm_bytes\":";
-  append_optional(out, job.resident.hwm_bytes);
-  out += ",\"devices\":{";
-  append_allocated_by_device(out, job.devices, job.allocated);
-  out += "},\"tracking\":";
-  append_tracking(out, job.tracking);
-  out += ",\"live_bytes\":";
-  json::append_int(out, live_bytes);
-  out += ",\"live_count\":";
-  json::append_int(out, static_cast<std::int64_t>(job.live.size()));
-  out += ",\"cuda_snapshot\":";
+  std::string out;
+  json::Writer w(out);
+  w.begin_object()
+      .field("sequence", job.sequence)
+      .field("trigger", job.trigger)
+      .field("reason", job.reason)
+      .field("path", job.path)
+      .key("step")
+      .raw_value(formatted(append_step, job.step))
+      .field("time_ns", job.time_ns)
+      .field("thread", job.thread_id)
+      .field("rank", context.rank)
+      .field("pid", context.pid)
+      .key("rss_bytes")
+      .raw_value(formatted(append_optional, job.resident.rss_bytes))
+      .key("hwm_bytes")
+      .raw_value(formatted(append_optional, job.resident.hwm_bytes))
+      .key("devices")
+      .raw_value("{" + formatted(append_allocated_by_device, job.devices, job.allocated) + "}")
+      .key("tracking")
+      .raw_value(formatted(append_tracking, job.tracking))
+      .field("live_bytes", live_bytes)
+      .field("live_count", static_cast<std::int64_t>(job.live.size()))
+      .key("cuda_snapshot");
   if (context.cuda_pickle_file.empty()) {
-    out += "null";
+    w.value(nullptr);
   } else {
-    json::append_escaped(out, context.cuda_pickle_file);
+    w.value(context.cuda_pickle_file);
   }
-  if (!job.cuda_error.empty()) {
-    out += ",\"cuda_error\":";
-    json::append_escaped(out, job.cuda_error);
-  }
-  out += ",\"regions\":[";
+  if (!job.cuda_error.empty()) w.field("cuda_error", job.cuda_error);
+  w.key("regions").begin_array();
+  // One region a line: each is written apart and starts with the newline
+  // that follows the comma the writer puts between them.
+  std::string region;
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    if (i != 0) out += ",\n";
-    append_group(out, groups[i], paths, context.max_allocations);
+    region.assign(i == 0 ? "" : "\n");
+    json::Writer r(region);
+    append_group(r, groups[i], paths, context.max_allocations);
+    w.raw_value(region);
   }
-  out += "]}\n";
+  w.end_array().end_object();
+  out += '\n';
   return out;
 }
 

@@ -44,19 +44,19 @@ std::string show_value(const ActivationTrace& t, const StatValue& v) {
   return {};
 }
 
-void append_value(std::string& out, const ActivationTrace& t, const StatValue& v) {
+void write_value(json::Writer& w, const ActivationTrace& t, const StatValue& v) {
   switch (v.kind) {
     case StatKind::kNumber:
-      json::append_double(out, v.number);
+      w.value(v.number);
       break;
     case StatKind::kNull:
-      out += "null";
+      w.value(nullptr);
       break;
     case StatKind::kError:
-      json::append_escaped(out, t.text(v));
+      w.value(t.text(v));
       break;
     case StatKind::kText:
-      out += t.text(v);
+      w.raw_value(t.text(v));
       break;  // already canonical JSON
   }
 }
@@ -324,229 +324,167 @@ class JsonReport {
       : a_(a), b_(b), names_(names), args_(args), result_(result) {}
 
   std::string render() const {
-    std::string o = "{\"equal\":";
-    o += result_.equal() ? "true" : "false";
-    o += ",\"a\":";
-    append_file(o, a_);
-    o += ",\"b\":";
-    append_file(o, b_);
-    o += ",\"tolerances\":[";
-    for (std::size_t i = 0; i < result_.tolerances.size(); ++i) {
-      const auto& t = result_.tolerances[i];
-      if (i > 0) o += ',';
-      o += "{\"dtype\":";
-      json::append_escaped(o, t.dtype);
-      o += ",\"rtol\":";
-      json::append_double(o, t.tolerance.rtol);
-      o += ",\"atol\":";
-      json::append_double(o, t.tolerance.atol);
-      o += ",\"extreme_rtol\":";
-      json::append_double(o, t.extreme_rtol);
-      append_count(o, "records", t.records);
-      o += '}';
+    std::string o;
+    json::Writer w(o);
+    w.begin_object().field("equal", result_.equal());
+    w.key("a");
+    write_file(w, a_);
+    w.key("b");
+    write_file(w, b_);
+    w.key("tolerances").begin_array();
+    for (const auto& t : result_.tolerances) {
+      w.begin_object()
+          .field("dtype", t.dtype)
+          .field("rtol", t.tolerance.rtol)
+          .field("atol", t.tolerance.atol)
+          .field("extreme_rtol", t.extreme_rtol)
+          .field("records", t.records)
+          .end_object();
     }
-    o += "],\"dtype_mismatch\":[";
-    for (std::size_t i = 0; i < result_.dtype_mismatches.size(); ++i) {
-      const auto& m = result_.dtype_mismatches[i];
-      if (i > 0) o += ',';
-      o += "{\"a\":";
-      json::append_escaped(o, m.a);
-      o += ",\"b\":";
-      json::append_escaped(o, m.b);
-      o += ",\"noise_dtype\":";
-      json::append_escaped(o, m.noise_dtype);
-      o += ",\"noise\":";
-      json::append_double(o, m.noise);
-      append_count(o, "records", m.records);
-      o += '}';
+    w.end_array().key("dtype_mismatch").begin_array();
+    for (const auto& m : result_.dtype_mismatches) {
+      w.begin_object()
+          .field("a", m.a)
+          .field("b", m.b)
+          .field("noise_dtype", m.noise_dtype)
+          .field("noise", m.noise)
+          .field("records", m.records)
+          .end_object();
     }
-    o += "],\"largest_noise_ratio\":";
+    w.end_array().key("largest_noise_ratio");
     if (result_.largest_noise) {
-      append_value_diff(o, *result_.largest_noise, true);
+      write_value_diff(w, *result_.largest_noise, true);
     } else {
-      o += "null";
+      w.value(nullptr);
     }
-    o += ",\"names_mismatch\":";
-    o += result_.names_mismatch ? "true" : "false";
-    o += ",\"closest_names\":[";
-    for (std::size_t i = 0; i < result_.closest_names.size(); ++i) {
-      const auto& s = result_.closest_names[i];
-      if (i > 0) o += ',';
-      o += "{\"a\":";
-      json::append_escaped(o, names_.name(s.a_module));
-      o += ",\"b\":";
-      json::append_escaped(o, names_.name(s.b_module));
-      append_count(o, "a_records", s.a_records);
-      o += ",\"hint\":";
-      json::append_escaped(o, s.hint);
-      o += '}';
+    w.field("names_mismatch", result_.names_mismatch);
+    w.key("closest_names").begin_array();
+    for (const auto& s : result_.closest_names) {
+      w.begin_object()
+          .field("a", names_.name(s.a_module))
+          .field("b", names_.name(s.b_module))
+          .field("a_records", s.a_records)
+          .field("hint", s.hint)
+          .end_object();
     }
-    o += "],\"totals\":{";
-    append_count(o, "matched_records", result_.matched_records, false);
-    append_count(o, "divergent_records", result_.divergent_records);
-    append_count(o, "values_compared", result_.values_compared);
-    append_count(o, "divergent_values", result_.divergent_values);
-    append_count(o, "only_in_a", result_.only_in_a_count);
-    append_count(o, "only_in_b", result_.only_in_b_count);
-    o += "},\"first_divergence\":";
-    append_first(o);
-    o += ",\"next_divergences\":[";
-    for (std::size_t i = 0; i < result_.next_divergences.size(); ++i) {
-      if (i > 0) o += ',';
-      append_record_diffs(o, result_.next_divergences[i].stats);
+    w.end_array().key("totals").begin_object();
+    w.field("matched_records", result_.matched_records)
+        .field("divergent_records", result_.divergent_records)
+        .field("values_compared", result_.values_compared)
+        .field("divergent_values", result_.divergent_values)
+        .field("only_in_a", result_.only_in_a_count)
+        .field("only_in_b", result_.only_in_b_count);
+    w.end_object().key("first_divergence");
+    if (result_.first_divergent_record) {
+      write_record_diffs(w, result_.first_divergence);
+    } else {
+      w.value(nullptr);
     }
-    o += "],\"worst\":[";
-    for (std::size_t i = 0; i < result_.worst.size(); ++i) {
-      if (i > 0) o += ',';
-      append_value_diff(o, result_.worst[i], true);
+    w.key("next_divergences").begin_array();
+    for (const auto& rec : result_.next_divergences) write_record_diffs(w, rec.stats);
+    w.end_array().key("worst").begin_array();
+    for (const auto& d : result_.worst) write_value_diff(w, d, true);
+    w.end_array().key("only_in_a");
+    write_records(w, a_, result_.only_in_a);
+    w.key("only_in_b");
+    write_records(w, b_, result_.only_in_b);
+    w.key("stats").begin_array();
+    for (const auto& s : result_.stats) {
+      w.begin_object()
+          .field("stat", names_.name(s.name))
+          .field("exact", s.exact)
+          .field("compared", s.compared)
+          .field("divergent", s.divergent)
+          .field("max_rel_error", s.max_rel_error)
+          .field("only_in_a", s.only_in_a)
+          .field("only_in_b", s.only_in_b)
+          .field("failed_both", s.failed_both)
+          .field("dtype_metadata", s.dtype_metadata)
+          .end_object();
     }
-    o += "],\"only_in_a\":";
-    append_records(o, a_, result_.only_in_a);
-    o += ",\"only_in_b\":";
-    append_records(o, b_, result_.only_in_b);
-    o += ",\"stats\":[";
-    for (std::size_t i = 0; i < result_.stats.size(); ++i) {
-      const auto& s = result_.stats[i];
-      if (i > 0) o += ',';
-      o += "{\"stat\":";
-      json::append_escaped(o, names_.name(s.name));
-      o += ",\"exact\":";
-      o += s.exact ? "true" : "false";
-      append_count(o, "compared", s.compared);
-      append_count(o, "divergent", s.divergent);
-      o += ",\"max_rel_error\":";
-      json::append_double(o, s.max_rel_error);
-      append_count(o, "only_in_a", s.only_in_a);
-      append_count(o, "only_in_b", s.only_in_b);
-      append_count(o, "failed_both", s.failed_both);
-      append_count(o, "dtype_metadata", s.dtype_metadata);
-      o += '}';
-    }
-    o += "]}\n";
+    w.end_array().end_object();
+    o += '\n';
     return o;
   }
 
  private:
-  static void append_count(std::string& o, const char* key, std::uint64_t n, bool comma = true) {
-    if (comma) o += ',';
-    o += '"';
-    o += key;
-    o += "\":";
-    json::append_uint(o, n);
+  static void write_file(json::Writer& w, const ActivationTrace& t) {
+    w.begin_object()
+        .field("path", t.path)
+        .field("records", t.records.size())
+        .field("dropped", t.dropped)
+        .end_object();
   }
 
-  static void append_file(std::string& o, const ActivationTrace& t) {
-    o += "{\"path\":";
-    json::append_escaped(o, t.path);
-    append_count(o, "records", t.records.size());
-    o += ",\"dropped\":";
-    json::append_int(o, t.dropped);
-    o += '}';
-  }
-
-  void append_key(std::string& o, const ActivationRecord& r) const {
-    o += "\"module\":";
-    json::append_escaped(o, names_.name(r.module));
-    o += ",\"tensor\":";
-    json::append_escaped(o, names_.name(r.tensor));
-    o += ",\"step\":";
-    if (r.step == kNoStep) {
-      o += "null";
+  // NaN marks a measure that does not apply (no numbers on both sides, or no
+  // dtype difference): null, not the "NaN" a real NaN value would be.
+  static void number_or_null(json::Writer& w, double v) {
+    if (std::isnan(v)) {
+      w.value(nullptr);
     } else {
-      json::append_int(o, r.step);
+      w.value(v);
     }
-    append_count(o, "occurrence", r.occurrence);
   }
 
-  void append_value_diff(std::string& o, const ValueDiff& d, bool with_key) const {
+  void write_key(json::Writer& w, const ActivationRecord& r) const {
+    w.field("module", names_.name(r.module)).field("tensor", names_.name(r.tensor)).key("step");
+    if (r.step == kNoStep) {
+      w.value(nullptr);
+    } else {
+      w.value(r.step);
+    }
+    w.field("occurrence", r.occurrence);
+  }
+
+  void write_value_diff(json::Writer& w, const ValueDiff& d, bool with_key) const {
     const auto& ra = a_.records[d.a_record];
     const auto& rb = b_.records[d.b_record];
-    o += '{';
-    if (with_key) {
-      append_key(o, ra);
-      o += ',';
-    }
+    w.begin_object();
+    if (with_key) write_key(w, ra);
     const auto& va = a_.stats[d.a_stat];
-    o += "\"stat\":";
-    json::append_escaped(o, names_.name(va.name));
-    o += ",\"a\":";
-    append_value(o, a_, va);
-    o += ",\"b\":";
-    append_value(o, b_, b_.stats[d.b_stat]);
-    o += ",\"abs_error\":";
-    if (std::isnan(d.abs_error)) {
-      o += "null";
-    } else {
-      json::append_double(o, d.abs_error);
-    }
-    o += ",\"rel_error\":";
-    json::append_double(o, d.rel_error);
-    o += ",\"scale\":";
-    if (std::isnan(d.scale)) {
-      o += "null";
-    } else {
-      json::append_double(o, d.scale);
-    }
-    o += ",\"tensor_scale\":";
-    o += d.tensor_scale ? "true" : "false";
-    o += ",\"noise_ratio\":";
-    append_ratio(o, &d);
+    w.field("stat", names_.name(va.name)).key("a");
+    write_value(w, a_, va);
+    w.key("b");
+    write_value(w, b_, b_.stats[d.b_stat]);
+    w.key("abs_error");
+    number_or_null(w, d.abs_error);
+    w.field("rel_error", d.rel_error).key("scale");
+    number_or_null(w, d.scale);
+    w.field("tensor_scale", d.tensor_scale).key("noise_ratio");
+    number_or_null(w, d.noise_ratio);
     if (!std::isnan(d.noise_ratio)) {
-      o += ",\"noise_dtype\":";
-      json::append_escaped(o, d.noise_dtype);
-      o += ",\"verdict\":";
-      json::append_escaped(o, noise_verdict(d.noise_ratio));
+      w.field("noise_dtype", d.noise_dtype).field("verdict", noise_verdict(d.noise_ratio));
     }
-    append_count(o, "a_line", ra.line);
-    append_count(o, "b_line", rb.line);
-    o += '}';
+    w.field("a_line", ra.line).field("b_line", rb.line).end_object();
   }
 
-  static void append_ratio(std::string& o, const ValueDiff* d) {
-    if (d == nullptr || std::isnan(d->noise_ratio)) {
-      o += "null";
-    } else {
-      json::append_double(o, d->noise_ratio);
-    }
-  }
-
-  void append_first(std::string& o) const {
-    if (!result_.first_divergent_record) {
-      o += "null";
-      return;
-    }
-    append_record_diffs(o, result_.first_divergence);
-  }
-
-  void append_record_diffs(std::string& o, const std::vector<ValueDiff>& diffs) const {
+  void write_record_diffs(json::Writer& w, const std::vector<ValueDiff>& diffs) const {
     const auto& ra = a_.records[diffs.front().a_record];
     const auto& rb = b_.records[diffs.front().b_record];
-    o += '{';
-    append_key(o, ra);
-    append_count(o, "a_line", ra.line);
-    append_count(o, "b_line", rb.line);
-    o += ",\"noise_ratio\":";
-    append_ratio(o, noisiest(diffs));
-    o += ",\"stats\":[";
-    for (std::size_t i = 0; i < diffs.size(); ++i) {
-      if (i > 0) o += ',';
-      append_value_diff(o, diffs[i], false);
+    w.begin_object();
+    write_key(w, ra);
+    w.field("a_line", ra.line).field("b_line", rb.line).key("noise_ratio");
+    const ValueDiff* noisy = noisiest(diffs);
+    if (noisy == nullptr) {
+      w.value(nullptr);
+    } else {
+      w.value(noisy->noise_ratio);
     }
-    o += "]}";
+    w.key("stats").begin_array();
+    for (const auto& d : diffs) write_value_diff(w, d, false);
+    w.end_array().end_object();
   }
 
-  void append_records(std::string& o, const ActivationTrace& t,
-                      const std::vector<std::uint32_t>& records) const {
-    o += '[';
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const auto& r = t.records[records[i]];
-      if (i > 0) o += ',';
-      o += '{';
-      append_key(o, r);
-      append_count(o, "line", r.line);
-      o += '}';
+  void write_records(json::Writer& w, const ActivationTrace& t,
+                     const std::vector<std::uint32_t>& records) const {
+    w.begin_array();
+    for (auto i : records) {
+      const auto& r = t.records[i];
+      w.begin_object();
+      write_key(w, r);
+      w.field("line", r.line).end_object();
     }
-    o += ']';
+    w.end_array();
   }
 
   const ActivationTrace& a_;

@@ -7,8 +7,9 @@
 // for n = 1000 and n = 2000; (total(2000) - total(1000)) / 1000 is the cost
 // of one iteration, the start-up and the 50 warm-up iterations cancelling
 // out. Configurations: alone, bare (under libtorch's profiler as the sink
-// starts it), sink (in a selected region), outside (outside selected
-// regions, window live), empty (a selected region with nothing inside).
+// starts it), sink (each op in a selected region), inregion (all ops in one
+// selected region), outside (outside selected regions, window live), empty
+// (a selected region with nothing inside).
 // size: the matmul's (default 4: libtorch's own work small, the same four
 // aten ops as 32x32). See README.md.
 #include <ATen/ATen.h>
@@ -27,7 +28,7 @@ namespace {
 
 RT_DECLARE_REGION(kSelected, "bench_selected", "selected by the sink in this driver");
 
-enum class Config { kAlone, kBare, kSink, kOutside, kEmpty };
+enum class Config { kAlone, kBare, kSink, kInRegion, kOutside, kEmpty };
 Config g_config = Config::kAlone;
 at::Tensor g_operand;
 
@@ -35,6 +36,12 @@ at::Tensor g_operand;
 
 // Not inlined, and with C linkage: callgrind's --toggle-collect names it.
 extern "C" __attribute__((noinline)) void measured_loop(int n) {
+  if (g_config == Config::kInRegion) {
+    // One region around them all: its own cost cancels between two runs.
+    RT_REGION("bench_selected");
+    for (int i = 0; i < n; ++i) at::mm(g_operand, g_operand);
+    return;
+  }
   for (int i = 0; i < n; ++i) {
     switch (g_config) {
       case Config::kSink: {
@@ -56,7 +63,7 @@ extern "C" __attribute__((noinline)) void measured_loop(int n) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s alone|bare|sink|outside|empty <iterations> [size]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s alone|bare|sink|inregion|outside|empty <iterations> [size]\n", argv[0]);
     return 2;
   }
   const std::string config = argv[1];
@@ -66,6 +73,8 @@ int main(int argc, char** argv) {
     g_config = Config::kBare;
   } else if (config == "sink") {
     g_config = Config::kSink;
+  } else if (config == "inregion") {
+    g_config = Config::kInRegion;
   } else if (config == "outside") {
     g_config = Config::kOutside;
   } else if (config == "empty") {

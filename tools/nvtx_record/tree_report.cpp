@@ -59,39 +59,32 @@ void append_table(std::string& out, const std::string& title, const RangeNode& r
   append_rows(out, root, 0, width);
 }
 
-void append_node_json(std::string& out, const RangeNode& n) {
-  out += "{\"name\":";
-  json::append_escaped(out, n.name);
-  out += n.is_mark ? ",\"kind\":\"mark\"" : ",\"kind\":\"range\"";
-  out += ",\"count\":";
-  json::append_uint(out, n.count);
+void write_children(json::Writer& w, const RangeNode& parent);
+
+// One Writer per node: a Writer tracks at most 64 levels, and ranges can nest
+// deeper than that (a recursive function with a range per call).
+std::string node_json(const RangeNode& n) {
+  std::string out;
+  json::Writer w(out);
+  w.begin_object().field("name", n.name).field("kind", n.is_mark ? "mark" : "range");
+  w.field("count", n.count);
   if (!n.is_mark) {
-    out += ",\"open\":";
-    json::append_uint(out, n.open);
-    out += ",\"total_ns\":";
-    json::append_int(out, n.total_ns);
-    out += ",\"avg_ns\":";
-    json::append_int(out, n.count ? n.total_ns / static_cast<std::int64_t>(n.count) : 0);
-    out += ",\"min_ns\":";
-    json::append_int(out, n.count ? n.min_ns : 0);
-    out += ",\"max_ns\":";
-    json::append_int(out, n.max_ns);
+    w.field("open", n.open)
+        .field("total_ns", n.total_ns)
+        .field("avg_ns", n.count ? n.total_ns / static_cast<std::int64_t>(n.count) : 0)
+        .field("min_ns", n.count ? n.min_ns : 0)
+        .field("max_ns", n.max_ns);
   }
-  out += ",\"children\":[";
-  for (std::size_t i = 0; i < n.children.size(); ++i) {
-    if (i) out += ',';
-    append_node_json(out, *n.children[i]);
-  }
-  out += "]}";
+  w.key("children");
+  write_children(w, n);
+  w.end_object();
+  return out;
 }
 
-void append_children_json(std::string& out, const RangeNode& root) {
-  out += '[';
-  for (std::size_t i = 0; i < root.children.size(); ++i) {
-    if (i) out += ',';
-    append_node_json(out, *root.children[i]);
-  }
-  out += ']';
+void write_children(json::Writer& w, const RangeNode& parent) {
+  w.begin_array();
+  for (const auto& c : parent.children) w.raw_value(node_json(*c));
+  w.end_array();
 }
 
 }  // namespace
@@ -147,50 +140,31 @@ std::string text_report(const RangeForest& forest) {
 }
 
 std::string json_report(const RangeForest& forest) {
-  std::string out = "{\"processes\":[";
-  for (std::size_t pi = 0; pi < forest.processes.size(); ++pi) {
-    const ProcessTree& p = forest.processes[pi];
-    if (pi) out += ',';
-    out += "{\"pid\":";
-    json::append_int(out, p.pid);
-    out += ",\"threads\":[";
-    for (std::size_t ti = 0; ti < p.threads.size(); ++ti) {
-      const ThreadTree& t = p.threads[ti];
-      if (ti) out += ',';
-      out += "{\"tid\":";
-      json::append_int(out, t.tid);
-      out += ",\"name\":";
-      json::append_escaped(out, t.name);
-      out += ",\"domains\":[";
-      for (std::size_t di = 0; di < t.domains.size(); ++di) {
-        const DomainTree& d = t.domains[di];
-        if (di) out += ',';
-        out += "{\"domain\":";
-        json::append_escaped(out, d.domain);
-        out += ",\"unmatched_pops\":";
-        json::append_uint(out, d.unmatched_pops);
-        out += ",\"ranges\":";
-        append_children_json(out, d.root);
-        out += '}';
+  std::string out;
+  json::Writer w(out);
+  w.begin_object().key("processes").begin_array();
+  for (const ProcessTree& p : forest.processes) {
+    w.begin_object().field("pid", p.pid).key("threads").begin_array();
+    for (const ThreadTree& t : p.threads) {
+      w.begin_object().field("tid", t.tid).field("name", t.name).key("domains").begin_array();
+      for (const DomainTree& d : t.domains) {
+        w.begin_object().field("domain", d.domain).field("unmatched_pops", d.unmatched_pops);
+        w.key("ranges");
+        write_children(w, d.root);
+        w.end_object();
       }
-      out += "]}";
+      w.end_array().end_object();
     }
-    out += "],\"start_end_ranges\":[";
-    bool first = true;
+    w.end_array().key("start_end_ranges").begin_array();
     for (const auto& [domain, root] : p.start_end_ranges) {
-      if (!first) out += ',';
-      first = false;
-      out += "{\"domain\":";
-      json::append_escaped(out, domain);
-      out += ",\"ranges\":";
-      append_children_json(out, root);
-      out += '}';
+      w.begin_object().field("domain", domain).key("ranges");
+      write_children(w, root);
+      w.end_object();
     }
-    out += "]}";
+    w.end_array().end_object();
   }
-  out += "],\"malformed_lines\":";
-  json::append_uint(out, forest.malformed_lines);
-  out += "}\n";
+  w.end_array().field("malformed_lines", forest.malformed_lines).end_object();
+  out += '\n';
   return out;
 }
 

@@ -27,98 +27,83 @@ const char* message_type_name(std::int8_t t) {
   }
 }
 
-void append_payload(std::string& out, const Record& r) {
-  out += ",\"payload_type\":";
+void write_payload(json::Writer& w, const Record& r) {
   std::uint64_t bits = r.payload;
   switch (r.payload_type) {
     case 0:
-      out += "null,\"payload\":null";
+      w.field("payload_type", nullptr).field("payload", nullptr);
       return;
     case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
-      out += "\"uint64\",\"payload\":";
-      json::append_uint(out, bits);
+      w.field("payload_type", "uint64").field("payload", bits);
       return;
     case NVTX_PAYLOAD_TYPE_INT64:
-      out += "\"int64\",\"payload\":";
-      json::append_int(out, static_cast<std::int64_t>(bits));
+      w.field("payload_type", "int64").field("payload", static_cast<std::int64_t>(bits));
       return;
     case NVTX_PAYLOAD_TYPE_DOUBLE: {
       double d;
       std::memcpy(&d, &bits, sizeof(d));
-      out += "\"double\",\"payload\":";
-      json::append_double(out, d);
+      w.field("payload_type", "double").field("payload", d);
       return;
     }
     case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
-      out += "\"uint32\",\"payload\":";
-      json::append_uint(out, static_cast<std::uint32_t>(bits));
+      w.field("payload_type", "uint32").field("payload", static_cast<std::uint32_t>(bits));
       return;
     case NVTX_PAYLOAD_TYPE_INT32:
-      out += "\"int32\",\"payload\":";
-      json::append_int(out, static_cast<std::int32_t>(bits));
+      w.field("payload_type", "int32").field("payload", static_cast<std::int32_t>(bits));
       return;
     case NVTX_PAYLOAD_TYPE_FLOAT: {
       float f;
       std::uint32_t low = static_cast<std::uint32_t>(bits);
       std::memcpy(&f, &low, sizeof(f));
-      out += "\"float\",\"payload\":";
-      json::append_double(out, static_cast<double>(f));
+      w.field("payload_type", "float").field("payload", static_cast<double>(f));
       return;
     }
     default:
-      out += "\"other\",\"payload\":";
-      json::append_uint(out, bits);
+      w.field("payload_type", "other").field("payload", bits);
   }
 }
 
-void append_color(std::string& out, const Record& r) {
-  out += ",\"color\":";
+void write_color(json::Writer& w, const Record& r) {
+  w.key("color");
   if (r.color_type != NVTX_COLOR_ARGB) {
-    out += "null";
+    w.value(nullptr);
     return;
   }
   static const char kHex[] = "0123456789ABCDEF";
-  out += "\"#";
-  for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(r.color >> shift) & 0xF];
-  out += '"';
+  char text[9] = {'#'};
+  for (int i = 1, shift = 28; shift >= 0; ++i, shift -= 4) text[i] = kHex[(r.color >> shift) & 0xF];
+  w.value(std::string_view(text, sizeof(text)));
 }
 
-void append_text(std::string& out, const char* key, const Record& r, const char* text_base) {
-  out += ",\"";
-  out += key;
-  out += "\":";
+void write_text(json::Writer& w, const char* key, const Record& r, const char* text_base) {
+  w.key(key);
   if (r.has_text) {
-    json::append_escaped(out, std::string_view(text_base + r.text_offset, r.text_length));
+    w.value(std::string_view(text_base + r.text_offset, r.text_length));
   } else {
-    out += "null";
+    w.value(nullptr);
   }
 }
 
-void append_message(std::string& out, const Record& r, const char* text_base) {
-  out += ",\"message_type\":\"";
-  out += message_type_name(r.message_type);
-  out += "\",\"message\":";
+void write_message(json::Writer& w, const Record& r, const char* text_base) {
+  w.field("message_type", message_type_name(r.message_type));
   if (r.message_type == NVTX_MESSAGE_TYPE_REGISTERED) {
+    w.key("message");
     if (r.string != nullptr) {
-      out += r.string->json_text;
+      w.raw_value(r.string->json_text);
     } else {
-      out += "null";
+      w.value(nullptr);
     }
-    out += ",\"string_id\":";
-    json::append_uint(out, r.string != nullptr ? r.string->id : 0);
-  } else if (r.has_text) {
-    json::append_escaped(out, std::string_view(text_base + r.text_offset, r.text_length));
+    w.field("string_id", r.string != nullptr ? r.string->id : 0);
   } else {
-    out += "null";
+    write_text(w, "message", r, text_base);
   }
 }
 
-void append_attributes(std::string& out, const Record& r, const char* text_base) {
-  append_message(out, r, text_base);
-  append_color(out, r);
-  out += ",\"category\":";
-  json::append_uint(out, r.category);
-  append_payload(out, r);
+void write_attributes(json::Writer& w, const Record& r, const char* text_base) {
+  write_message(w, r, text_base);
+  write_color(w, r);
+  w.field("category", r.category);
+  write_payload(w, r);
 }
 
 }  // namespace
@@ -240,80 +225,75 @@ const char* kind_name(Call call) {
 
 void append_record_line(std::string& out, const Record& r, const char* text_base, long pid,
                         long tid) {
-  out += "{\"seq\":";
-  json::append_uint(out, r.seq);
-  out += ",\"pid\":";
-  json::append_int(out, pid);
-  out += ",\"tid\":";
-  json::append_int(out, tid);
-  out += ",\"t\":";
-  json::append_int(out, r.time_ns);
-  out += ",\"kind\":\"";
-  out += kind_name(r.call);
-  out += "\",\"call\":\"";
-  out += call_name(r.call);
-  out += "\",\"domain\":";
-  out += r.domain != nullptr ? std::string_view(r.domain->json_name) : std::string_view("\"\"");
-  out += ",\"domain_id\":";
-  json::append_uint(out, r.domain != nullptr ? r.domain->id : 0);
+  json::Writer w(out);
+  w.begin_object()
+      .field("seq", r.seq)
+      .field("pid", pid)
+      .field("tid", tid)
+      .field("t", r.time_ns)
+      .field("kind", kind_name(r.call))
+      .field("call", call_name(r.call));
+  w.key("domain");
+  if (r.domain != nullptr) {
+    w.raw_value(r.domain->json_name);
+  } else {
+    w.value("");
+  }
+  w.field("domain_id", r.domain != nullptr ? r.domain->id : 0);
   switch (r.call) {
     case Call::kMarkEx:
     case Call::kMarkA:
     case Call::kMarkW:
     case Call::kDomainMarkEx:
-      append_attributes(out, r, text_base);
+      write_attributes(w, r, text_base);
       break;
     case Call::kRangePushEx:
     case Call::kRangePushA:
     case Call::kRangePushW:
     case Call::kDomainRangePushEx:
-      append_attributes(out, r, text_base);
-      out += ",\"depth\":";
-      json::append_int(out, r.depth);
+      write_attributes(w, r, text_base);
+      w.field("depth", r.depth);
       break;
     case Call::kRangePop:
     case Call::kDomainRangePop:
-      out += ",\"depth\":";
-      json::append_int(out, r.depth);
+      w.field("depth", r.depth);
       break;
     case Call::kRangeStartEx:
     case Call::kRangeStartA:
     case Call::kRangeStartW:
     case Call::kDomainRangeStartEx:
-      append_attributes(out, r, text_base);
-      out += ",\"range_id\":";
-      json::append_uint(out, r.value);
+      write_attributes(w, r, text_base);
+      w.field("range_id", r.value);
       break;
     case Call::kRangeEnd:
     case Call::kDomainRangeEnd:
-      out += ",\"range_id\":";
-      json::append_uint(out, r.value);
+      w.field("range_id", r.value);
       break;
     case Call::kNameCategoryA:
     case Call::kNameCategoryW:
     case Call::kDomainNameCategoryA:
     case Call::kDomainNameCategoryW:
-      out += ",\"category\":";
-      json::append_uint(out, r.value);
-      append_text(out, "text", r, text_base);
+      w.field("category", r.value);
+      write_text(w, "text", r, text_base);
       break;
     case Call::kNameOsThreadA:
     case Call::kNameOsThreadW:
-      out += ",\"thread\":";
-      json::append_uint(out, r.value);
-      append_text(out, "text", r, text_base);
+      w.field("thread", r.value);
+      write_text(w, "text", r, text_base);
       break;
     case Call::kDomainRegisterStringA:
     case Call::kDomainRegisterStringW:
-      out += ",\"string_id\":";
-      json::append_uint(out, r.string != nullptr ? r.string->id : 0);
-      out += ",\"text\":";
-      out += r.string != nullptr ? std::string_view(r.string->json_text) : std::string_view("\"\"");
+      w.field("string_id", r.string != nullptr ? r.string->id : 0);
+      w.key("text");
+      if (r.string != nullptr) {
+        w.raw_value(r.string->json_text);
+      } else {
+        w.value("");
+      }
       break;
     case Call::kDomainResourceCreate:
     case Call::kDomainResourceDestroy:
-      out += ",\"resource_id\":";
-      json::append_uint(out, r.value);
+      w.field("resource_id", r.value);
       break;
     case Call::kDomainCreateA:
     case Call::kDomainCreateW:
@@ -321,7 +301,8 @@ void append_record_line(std::string& out, const Record& r, const char* text_base
     case Call::kInitialize:
       break;
   }
-  out += "}\n";
+  w.end_object();
+  out += '\n';
 }
 
 }  // namespace regiontrace::nvtx_record

@@ -9,6 +9,7 @@
 
 #include "dom_json_writer.hpp"
 #include "event_fields.hpp"
+#include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/trace_time.hpp"
 #include "step_overlap.hpp"
@@ -58,12 +59,14 @@ class StepCutter {
       steps_[json_text(event, "pid")].add(to_ns(*ts), to_ns(*ts + *dur), *step);
     }
     if (steps_.empty() || !find_region_threads()) return std::nullopt;
-    out_ = "{\"traceEvents\":[";
+    writer_.begin_document();
+    writer_.begin_events(std::nullopt);
     for (element e : trace_.events()) {
       object event;
       if (!e.get_object().get(event)) cut(event);
     }
-    out_ += "]}";
+    writer_.end_events();
+    writer_.end_document();
     return std::move(out_);
   }
 
@@ -171,41 +174,25 @@ class StepCutter {
     write(span, span.start_ns, span.end_ns, span.step);
   }
 
+  // pid and tid stay the JSON text the input had (a number or a string).
   void write(const SpanText& span, std::int64_t start_ns, std::int64_t end_ns,
              std::optional<std::int64_t> step) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    out_ += "{\"ph\":\"X\",\"name\":";
-    json::append_escaped(out_, span.name);
-    out_ += ",\"cat\":";
-    json::append_escaped(out_, span.category);
-    if (!span.pid.empty()) out_ += ",\"pid\":" + span.pid;
-    if (!span.tid.empty()) out_ += ",\"tid\":" + span.tid;
-    out_ += ",\"ts\":";
-    json::append_microseconds(out_, start_ns);
-    out_ += ",\"dur\":";
-    json::append_microseconds(out_, end_ns - start_ns);
-    out_ += ",\"args\":{";
-    bool first_arg = true;
-    auto key = [&](const char* k) {
-      out_ += first_arg ? "\"" : ",\"";
-      out_ += k;
-      out_ += "\":";
-      first_arg = false;
-    };
-    if (span.region) {
-      key("region");
-      json::append_escaped(out_, *span.region);
-    }
-    if (span.path) {
-      key("path");
-      json::append_escaped(out_, *span.path);
-    }
-    if (step) {
-      key("step");
-      json::append_int(out_, *step);
-    }
-    out_ += "}}";
+    json::Writer w(writer_.begin_event());
+    w.begin_object().field("ph", "X").field("name", span.name).field("cat", span.category);
+    if (!span.pid.empty()) w.key("pid").raw_value(span.pid);
+    if (!span.tid.empty()) w.key("tid").raw_value(span.tid);
+    std::string us;
+    json::append_microseconds(us, start_ns);
+    w.key("ts").raw_value(us);
+    us.clear();
+    json::append_microseconds(us, end_ns - start_ns);
+    w.key("dur").raw_value(us);
+    w.key("args").begin_object();
+    if (span.region) w.field("region", *span.region);
+    if (span.path) w.field("path", *span.path);
+    if (step) w.field("step", *step);
+    w.end_object().end_object();
+    writer_.end_event();
   }
 
   const ChromeTrace& trace_;
@@ -213,7 +200,7 @@ class StepCutter {
   std::set<std::string> region_threads_;        // "pid/tid"
   std::map<std::string, std::vector<SpanText>> open_;
   std::string out_;
-  bool first_ = true;
+  sdk::ChromeTraceWriter writer_{[this](std::string_view text) { out_ += text; }};
 };
 
 }  // namespace

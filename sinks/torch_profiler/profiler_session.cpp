@@ -159,12 +159,34 @@ void close_gate_in_child() {
   new (&g_gate_switch_mutex) std::mutex();
 }
 
+// The first RecordFunction handle of the live session. libtorch numbers
+// every RecordFunction in the order it is made when a callback asks for ids
+// (the gate does), before its start callbacks run. An op the gate let
+// through carries a handle at or above its session's first; a later
+// session's first is above every handle of an earlier one (it is drawn after
+// that session finished). So an op's handle tells which session started it,
+// and the profiler's own context needs no wrapper to say so: that wrapper's
+// new and delete were ~600 of the ~1,100 instructions the gate added to a
+// matmul (callgrind, sinks/torch_profiler/bench/README.md).
+std::atomic<std::uint64_t> g_first_handle{0};
+
+// A handle drawn now: every op made later gets a higher one.
+std::uint64_t draw_handle() {
+  at::StepCallbacks ids;
+  ids.needs_ids_ = true;
+  const at::RecordFunction probe(std::move(ids));  // no callbacks: nothing runs
+  return probe.handle();
+}
+
 class InFlight {
  public:
-  // Enters unless the gate closed on `live` meanwhile.
-  explicit InFlight(const c10::DebugInfoBase* live) {
+  // Enters while `open()` (whether the gate is still open for the call)
+  // holds, read under the count: finish() cannot end the session, nor
+  // another start, until the call leaves.
+  template <typename Open>
+  explicit InFlight(Open&& open) {
     g_in_flight.fetch_add(1);
-    entered_ = g_live.load() == live;
+    entered_ = open();
     if (!entered_) g_in_flight.fetch_sub(1);
   }
   ~InFlight() {
@@ -178,10 +200,10 @@ class InFlight {
   bool entered_ = false;
 };
 
-// The profiler's context, tagged with the session that started the op: an op
-// that ends after its session finished (on another thread, or a scope left
-// after the window closed) is not handed to the profiler, whose events are
-// gone by then.
+// Where libtorch gave the op no handle: the profiler's context, tagged with
+// the session that started the op. An op that ends after its session
+// finished (on another thread, or a scope left after the window closed) is
+// not handed to the profiler, whose events are gone by then.
 struct GatedContext : at::ObserverContext {
   GatedContext(std::unique_ptr<at::ObserverContext> r, const c10::DebugInfoBase* s)
       : real(std::move(r)), session(s) {}
@@ -200,22 +222,32 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   if (g_refusals.load(std::memory_order_relaxed) != 0) {
     g_refusals.store(0, std::memory_order_relaxed);  // "in a row"
   }
-  const InFlight call(live);
+  const InFlight call([live] { return g_live.load() == live; });
   if (!call.entered()) return nullptr;
+  const std::uint64_t handle = fn.handle();
+  // Made before the session went live: its handle could not tell it apart.
+  if (handle != 0 && handle < g_first_handle.load(std::memory_order_relaxed)) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
       g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
     if (g_refused.fetch_add(1, std::memory_order_relaxed) == 0) note_exhausted();
     return nullptr;
   }
   std::unique_ptr<at::ObserverContext> real = g_real_start.load(std::memory_order_relaxed)(fn);
-  if (real == nullptr) return nullptr;
+  if (real == nullptr || handle != 0) return real;
   return std::make_unique<GatedContext>(std::move(real), live);
 }
 
 void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (ctx == nullptr) return;  // the profiler did not start it
+  if (const std::uint64_t handle = fn.handle(); handle != 0) {
+    const InFlight call(
+        [handle] { return g_live.load() != nullptr && handle >= g_first_handle.load(); });
+    if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, ctx);
+    return;
+  }
   auto* gated = static_cast<GatedContext*>(ctx);
-  const InFlight call(gated->session);
+  const c10::DebugInfoBase* session = gated->session;
+  const InFlight call([session] { return g_live.load() == session; });
   if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, gated->real.get());
 }
 
@@ -268,7 +300,7 @@ at::RecordFunctionCallback gated_copy(const at::RecordFunctionCallback& cb) {
   at::RecordFunctionCallback gated(&gated_start, &gated_end);
   gated.needsInputs(cb.needsInputs())
       .needsOutputs(cb.needsOutputs())
-      .needsIds(cb.needsIds())
+      .needsIds(true)  // the handles that say which session started an op
       .samplingProb(cb.samplingProb())
       .scopes(scopes);
   return gated;
@@ -409,6 +441,8 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   g_budget.store(op_budget);
   g_refused.store(0);
   g_exhausted_at.store(0);
+  // After the previous session finished, before any op can see this one.
+  g_first_handle.store(draw_handle());
   g_live.store(s.raw, std::memory_order_release);
 }
 

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <string>
@@ -232,6 +233,46 @@ TEST_F(TorchProfilerSink, TheGateSwitchingUnderAnotherThreadLosesNoRegionsOp) {
   EXPECT_EQ(cpu_ops(t, "aten::mm").size(), static_cast<std::size_t>(2 * kRegions));
   EXPECT_TRUE(cpu_ops(t, "aten::cos").empty());
   EXPECT_TRUE(cpu_ops(t, "aten::sin").empty());
+}
+
+// An op belongs to the session that let it through (the gate tells by its
+// RecordFunction handle): one that begins in a window and ends after that
+// session finished and the next one went live is handed to neither
+// profiler, whose events of the first are gone and where the second never
+// saw it begin.
+TEST_F(TorchProfilerSink, AnOpEndingInTheNextSessionIsHandedToNeither) {
+  TempDir first_dir;
+  TempDir second_dir;
+  const auto named = [](const json& t, const std::string& name) {
+    std::size_t n = 0;
+    for (const json& e : t["traceEvents"]) n += e.value("name", "") == name ? 1 : 0;
+    return n;
+  };
+  init(sink_options(first_dir));
+  std::unique_ptr<at::RecordFunction> straddler;
+  {
+    RT_REGION("tp_selected");
+    straddler = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+    ASSERT_TRUE(straddler->isActive());
+    straddler->before("tp_straddler");
+    EXPECT_NE(straddler->handle(), 0u);
+    at::mm(a_, a_);
+  }
+  shutdown();  // the first session finishes with the op still open
+  init(sink_options(second_dir));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+    straddler.reset();  // ends inside the second session's window
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const json first = only_trace(first_dir);
+  const json second = only_trace(second_dir);
+  EXPECT_EQ(cpu_ops(first, "aten::mm").size(), 1u);
+  EXPECT_EQ(cpu_ops(second, "aten::mm").size(), 2u);
+  EXPECT_EQ(named(second, "tp_straddler"), 0u);
+  for (const json& op : cpu_ops(second)) EXPECT_TRUE(inside_some(op, region_spans(second)));
 }
 
 TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {

@@ -114,13 +114,11 @@ class EventFormatter {
     e.end();
   }
 
-  // The process's and its tracks' names; returns how many.
-  std::int64_t names(sdk::ChromeTraceWriter& trace) const {
-    std::int64_t count = 0;
+  // The process's and its tracks' names.
+  void names(sdk::ChromeTraceWriter& trace) const {
     auto meta = [&](const char* what, std::uint64_t tid, const std::string& value) {
       sdk::append_trace_metadata(trace.begin_event(), what, data_.pid, tid, value);
       trace.end_event();
-      ++count;
     };
     meta("process_name", 0,
          "rank " + std::to_string(data_.rank) + " (pid " + std::to_string(data_.pid) + ")");
@@ -128,7 +126,6 @@ class EventFormatter {
     std::set<std::uint64_t> step_tracks;
     for (const StepSpan& s : data_.steps) step_tracks.insert(s.thread + kStepTrackOffset);
     for (const std::uint64_t tid : step_tracks) meta("thread_name", tid, "steps");
-    return count;
   }
 
  private:
@@ -395,7 +392,7 @@ TraceWriteStats write_chrome_trace(const TraceData& data, const TraceLimits& lim
   for (const CollectionMarker& m : data.markers) {
     one.clear();
     fmt.marker(one, m);
-    marker_bytes += one.size() + 2;  // with the separator
+    marker_bytes += one.size() + trace.separator_bytes();
   }
   bool cut = false;
   for (std::size_t k = 0; k < entries.size(); ++k) {

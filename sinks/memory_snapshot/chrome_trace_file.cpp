@@ -36,9 +36,7 @@ void ChromeTraceFile::add_region(const RegionRecord& r, const RegionPaths& paths
                       r.thread_id);
     e.ts(f.start_ns).dur(r.end_ns - f.start_ns);
     json::Writer& args = e.args();
-    std::string step;
-    append_step(step, f.step);
-    args.field("path", paths.path(f.path)).key("step").raw_value(step);
+    args.field("path", paths.path(f.path)).key("step").raw_value(formatted(append_step, f.step));
     args.field("held_bytes", r.held_bytes);
     f.devices.for_each([&](const DeviceFigures& d) {
       const std::string dev = device_name(d.device);

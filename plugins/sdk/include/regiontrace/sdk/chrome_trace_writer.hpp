@@ -6,7 +6,7 @@
 //   sdk::TraceFileWriter file(path, gzip);   // or any place text can go
 //   sdk::ChromeTraceWriter trace([&](std::string_view s) { file.write(s); });
 //   trace.begin_document().field("my_member", 1);   // after "schemaVersion"
-//   trace.begin_events(epoch_ns_of_ts_0);
+//   trace.begin_events(base_ns);                     // ns of ts 0
 //   sdk::TraceEvent e(trace.begin_event(), base_ns, "X", "cat", "name", pid, tid);
 //   e.ts(t0).dur(t1 - t0);
 //   e.end();
@@ -55,8 +55,10 @@ class ChromeTraceWriter {
   }
 
   // `"displayTimeUnit":"ms","baseTimeNanoseconds":N,"traceEvents":[`.
-  // `base_time_ns`: the wall-clock (epoch) nanoseconds of ts 0, which tools
-  // that put traces on one axis read; nullopt where no one clock is known.
+  // `base_time_ns`: the nanoseconds of ts 0 on the trace's clock (Kineto
+  // writes the epoch's; the timeline and memory traces CLOCK_MONOTONIC, with
+  // the clock pairs of clock_sync.hpp beside it); nullopt where no one clock
+  // is known (a merge of traces whose clocks could not be paired).
   void begin_events(std::optional<std::int64_t> base_time_ns) {
     doc_.field("displayTimeUnit", "ms");
     if (base_time_ns) doc_.field("baseTimeNanoseconds", *base_time_ns);

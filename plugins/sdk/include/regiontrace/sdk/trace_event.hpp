@@ -63,7 +63,7 @@ class TraceEvent {
 
  private:
   TraceEvent& time(std::string_view key, std::int64_t ns) {
-    std::string us;  // short enough to stay inside the string
+    std::string us;  // times after the base fit its inline buffer: no allocation
     json::append_microseconds(us, ns);
     w_.key(key).raw_value(us);
     return *this;

@@ -23,7 +23,7 @@ void ChromeTraceFile::open(const std::string& path, const SinkContext& context) 
   doc.key("otherData").begin_object();
   doc.field("producer", "regiontrace memory_snapshot").field("rank", context.rank()).end_object();
   trace_->begin_events(base_ns_);
-  sdk::append_trace_metadata(trace_->begin_event(), "process_name", pid_, 0,
+  sdk::append_metadata_event(trace_->begin_event(), "process_name", pid_, 0,
                              "rank " + std::to_string(context.rank()) + " memory");
   trace_->end_event();
 }

@@ -41,7 +41,7 @@ class Emitter {
                                          in_.end_pair);
     doc.end_object();
     trace_.begin_events(in_.base_ns);
-    sdk::append_trace_metadata(
+    sdk::append_metadata_event(
         trace_.begin_event(), "process_name", pid_, 0,
         "rank " + std::to_string(in_.context->rank()) + " (pid " + std::to_string(pid_) + ")");
     trace_.end_event();
@@ -127,7 +127,7 @@ class Emitter {
   bool after_cut(std::int64_t ns) const { return in_.cut && ns > in_.end_ns; }
 
   void thread_name(long tid, const std::string& name) {
-    sdk::append_trace_metadata(trace_.begin_event(), "thread_name", pid_,
+    sdk::append_metadata_event(trace_.begin_event(), "thread_name", pid_,
                                static_cast<std::uint64_t>(tid), name);
     trace_.end_event();
   }

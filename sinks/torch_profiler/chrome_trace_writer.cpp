@@ -117,7 +117,7 @@ class EventFormatter {
   // The process's and its tracks' names.
   void names(sdk::ChromeTraceWriter& trace) const {
     auto meta = [&](const char* what, std::uint64_t tid, const std::string& value) {
-      sdk::append_trace_metadata(trace.begin_event(), what, data_.pid, tid, value);
+      sdk::append_metadata_event(trace.begin_event(), what, data_.pid, tid, value);
       trace.end_event();
     };
     meta("process_name", 0,

@@ -46,7 +46,7 @@ TEST(ChromeTraceWriter, WritesADocumentWithEveryKindOfEvent) {
       .key("distributedInfo")
       .raw_value("{\"rank\": 3, \"world_size\": 4}");
   trace.begin_events(1'700'000'000'000'000'000);
-  append_trace_metadata(trace.begin_event(), "process_name", 42, 0, "rank 3 \"x\"");
+  append_metadata_event(trace.begin_event(), "process_name", 42, 0, "rank 3 \"x\"");
   trace.end_event();
   span(trace, base, "outer", base + 1'500, base + 9'001, 2);
   {

@@ -74,9 +74,9 @@ class TraceEvent {
   bool in_args_ = false;
 };
 
-// A metadata event naming a process or a track: `what` is "process_name",
-// "thread_name", "process_sort_index" ...; `value` goes in args.name.
-inline void append_trace_metadata(std::string& out, std::string_view what, std::int64_t pid,
+// A metadata event naming a process or a track: `what` is "process_name"
+// or "thread_name"; `value` goes in args.name.
+inline void append_metadata_event(std::string& out, std::string_view what, std::int64_t pid,
                                   std::uint64_t tid, std::string_view value) {
   TraceEvent e(out, 0, "M", "", what, pid, tid);
   e.args().field("name", value);

@@ -165,9 +165,9 @@ void close_gate_in_child() {
 // through carries a handle at or above its session's first; a later
 // session's first is above every handle of an earlier one (it is drawn after
 // that session finished). So an op's handle tells which session started it,
-// and the profiler's own context needs no wrapper to say so: that wrapper's
-// new and delete were ~600 of the ~1,100 instructions the gate added to a
-// matmul (callgrind, sinks/torch_profiler/bench/README.md).
+// and the profiler's own context needs no wrapper to say so (one was ~600 of
+// the ~1,100 instructions the gate added to a matmul: callgrind,
+// sinks/torch_profiler/bench/README.md).
 std::atomic<std::uint64_t> g_first_handle{0};
 
 // A handle drawn now: every op made later gets a higher one.
@@ -200,17 +200,6 @@ class InFlight {
   bool entered_ = false;
 };
 
-// Where libtorch gave the op no handle: the profiler's context, tagged with
-// the session that started the op. An op that ends after its session
-// finished (on another thread, or a scope left after the window closed) is
-// not handed to the profiler, whose events are gone by then.
-struct GatedContext : at::ObserverContext {
-  GatedContext(std::unique_ptr<at::ObserverContext> r, const c10::DebugInfoBase* s)
-      : real(std::move(r)), session(s) {}
-  std::unique_ptr<at::ObserverContext> real;
-  const c10::DebugInfoBase* session;
-};
-
 std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   const c10::DebugInfoBase* live = g_live.load(std::memory_order_acquire);
   // A thread records while it carries the live session's state: attached,
@@ -224,31 +213,27 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   }
   const InFlight call([live] { return g_live.load() == live; });
   if (!call.entered()) return nullptr;
-  const std::uint64_t handle = fn.handle();
-  // Made before the session went live: its handle could not tell it apart.
-  if (handle != 0 && handle < g_first_handle.load(std::memory_order_relaxed)) return nullptr;
+  // Made before the session went live, its handle could not tell it apart
+  // from an earlier session's op. (Every op the gate sees has one: it asks
+  // for ids.)
+  if (fn.handle() < g_first_handle.load(std::memory_order_relaxed)) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
       g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
     if (g_refused.fetch_add(1, std::memory_order_relaxed) == 0) note_exhausted();
     return nullptr;
   }
-  std::unique_ptr<at::ObserverContext> real = g_real_start.load(std::memory_order_relaxed)(fn);
-  if (real == nullptr || handle != 0) return real;
-  return std::make_unique<GatedContext>(std::move(real), live);
+  return g_real_start.load(std::memory_order_relaxed)(fn);
 }
 
 void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (ctx == nullptr) return;  // the profiler did not start it
-  if (const std::uint64_t handle = fn.handle(); handle != 0) {
-    const InFlight call(
-        [handle] { return g_live.load() != nullptr && handle >= g_first_handle.load(); });
-    if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, ctx);
-    return;
-  }
-  auto* gated = static_cast<GatedContext*>(ctx);
-  const c10::DebugInfoBase* session = gated->session;
-  const InFlight call([session] { return g_live.load() == session; });
-  if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, gated->real.get());
+  // An op that ends after its session finished (on another thread, or a
+  // scope left after the window closed) is not handed to the profiler,
+  // whose events are gone by then.
+  const std::uint64_t handle = fn.handle();
+  const InFlight call(
+      [handle] { return g_live.load() != nullptr && handle >= g_first_handle.load(); });
+  if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, ctx);
 }
 
 // --- states this sink created, to tell them from the application's --------

@@ -167,16 +167,17 @@ void OutputFile::maybe_flush() {
 }
 
 void OutputFile::write(std::string_view text) {
-  if (!buffer_.empty()) flush();
-  file_.write(text);
-  if (file_.error() != 0) {
-    throw io_error(path_, std::string("write failed: ") + std::strerror(file_.error()));
-  }
+  flush();
+  write_through(text);
 }
 
 void OutputFile::flush() {
-  file_.write(buffer_);
+  write_through(buffer_);
   buffer_.clear();
+}
+
+void OutputFile::write_through(std::string_view text) {
+  file_.write(text);
   // A full disk stops the command here, not after formatting everything.
   if (file_.error() != 0) {
     throw io_error(path_, std::string("write failed: ") + std::strerror(file_.error()));

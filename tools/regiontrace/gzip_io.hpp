@@ -75,6 +75,7 @@ class OutputFile {
 
  private:
   void flush();
+  void write_through(std::string_view text);
 
   std::string path_;
   std::string buffer_;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -19,8 +20,10 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "calls_under_way.hpp"
 #include "collected_profile.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -83,11 +86,6 @@ void note_exhausted() {
     g_exhausted_at.compare_exchange_strong(none, monotonic_ns());
   }
 }
-// Calls into the profiler that are under way. finish() closes the gate and
-// waits for these (a few microseconds at most: they never span application
-// code) before libtorch reads and frees the recorded events, which an op
-// still appending or ending on another thread would otherwise write into.
-std::atomic<int> g_in_flight{0};
 // The gate's registration, and one a forked child inherited from its parent.
 std::atomic<at::CallbackHandle> g_gate{0};
 std::atomic<at::CallbackHandle> g_inherited_gate{0};
@@ -152,23 +150,36 @@ std::atomic<bool> g_forked_from_live_session{false};
 void close_gate_in_child() {
   if (g_live.load() != nullptr) g_forked_from_live_session.store(true);
   g_live.store(nullptr);
-  g_in_flight.store(0);  // calls under way in the parent's other threads
+  forget_calls_in_child();
   g_inherited_gate.store(g_gate.exchange(0));
   // Another thread of the parent may have held it at the fork: the child
   // has only this thread, and a fresh mutex.
   new (&g_gate_switch_mutex) std::mutex();
 }
 
-// The first RecordFunction handle of the live session. libtorch numbers
-// every RecordFunction in the order it is made when a callback asks for ids
-// (the gate does), before its start callbacks run. An op the gate let
-// through carries a handle at or above its session's first; a later
-// session's first is above every handle of an earlier one (it is drawn after
-// that session finished). So an op's handle tells which session started it,
-// and the profiler's own context needs no wrapper to say so (one was ~600 of
-// the ~1,100 instructions the gate added to a matmul: callgrind,
-// sinks/torch_profiler/bench/README.md).
-std::atomic<std::uint64_t> g_first_handle{0};
+// --- which session an op belongs to ----------------------------------------
+// An op that begins in one session and ends in the next must reach neither
+// session's end callback: its context points into the events of the first,
+// freed by then. libtorch copies the callbacks' function pointers into each
+// RecordFunction when it is made, so the gate comes as kSlots pairs of
+// functions, one pair registered per session: an op ends through the pair it
+// began with, and a pair tells its session by its slot. A session takes a
+// slot no open op began through (calls_under_way.hpp counts them), so a
+// slot names one session for as long as any of its ops can end.
+//
+// With every counted slot held by an op still open (scopes left open across
+// four collection windows), a session takes kTaggedSlot, which tells its ops
+// by RecordFunction handle instead: libtorch numbers every RecordFunction in
+// the order it is made when a callback asks for ids, and the session
+// remembers the first number drawn after it went live. Asking for ids costs
+// every op a locked increment (~7% of a 32x32 matmul under the profiler,
+// bench/README.md), hence the counted slots first.
+constexpr int kSlots = kCountedSlots;
+constexpr int kTaggedSlot = kSlots;
+std::atomic<int> g_live_slot{-1};
+// Ends not handed to the profiler because their op's session had finished.
+std::atomic<std::int64_t> g_late_ends{0};
+std::atomic<std::uint64_t> g_first_handle{0};  // the tagged slot's session
 
 // A handle drawn now: every op made later gets a higher one.
 std::uint64_t draw_handle() {
@@ -178,28 +189,29 @@ std::uint64_t draw_handle() {
   return probe.handle();
 }
 
-class InFlight {
- public:
-  // Enters while `open()` (whether the gate is still open for the call)
-  // holds, read under the count: finish() cannot end the session, nor
-  // another start, until the call leaves.
-  template <typename Open>
-  explicit InFlight(Open&& open) {
-    g_in_flight.fetch_add(1);
-    entered_ = open();
-    if (!entered_) g_in_flight.fetch_sub(1);
+// Whether the live session is the one `Slot` names, for an op made with
+// `handle`. Read in a call counted by CallUnderWay.
+template <int Slot>
+bool slot_is_live(std::uint64_t handle) {
+  if (g_live.load(std::memory_order_acquire) == nullptr) return false;
+  if (g_live_slot.load(std::memory_order_relaxed) != Slot) return false;
+  if constexpr (Slot == kTaggedSlot) {
+    return handle >= g_first_handle.load(std::memory_order_relaxed);
+  } else {
+    return true;
   }
-  ~InFlight() {
-    if (entered_) g_in_flight.fetch_sub(1);
+}
+
+template <int Slot>
+std::uint64_t handle_of(const at::RecordFunction& fn) {
+  if constexpr (Slot == kTaggedSlot) {
+    return fn.handle();
+  } else {
+    return 0;
   }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-  bool entered() const { return entered_; }
+}
 
- private:
-  bool entered_ = false;
-};
-
+template <int Slot>
 std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   const c10::DebugInfoBase* live = g_live.load(std::memory_order_acquire);
   // A thread records while it carries the live session's state: attached,
@@ -211,30 +223,63 @@ std::unique_ptr<at::ObserverContext> gated_start(const at::RecordFunction& fn) {
   if (g_refusals.load(std::memory_order_relaxed) != 0) {
     g_refusals.store(0, std::memory_order_relaxed);  // "in a row"
   }
-  const InFlight call([live] { return g_live.load() == live; });
+  // Counted while it runs: finish() closes the gate, then waits for the
+  // calls under way (they never span application code) before libtorch
+  // reads and frees the events, which this call appends to. An op made
+  // before the session went live may carry an earlier session's pair.
+  const std::uint64_t handle = handle_of<Slot>(fn);
+  const CallUnderWay call([live, handle] {
+    return g_live.load(std::memory_order_acquire) == live && slot_is_live<Slot>(handle);
+  });
   if (!call.entered()) return nullptr;
-  // Made before the session went live, its handle could not tell it apart
-  // from an earlier session's op. (Every op the gate sees has one: it asks
-  // for ids.)
-  if (fn.handle() < g_first_handle.load(std::memory_order_relaxed)) return nullptr;
   if (g_limited.load(std::memory_order_relaxed) &&
       g_budget.fetch_sub(1, std::memory_order_relaxed) <= 0) {
     if (g_refused.fetch_add(1, std::memory_order_relaxed) == 0) note_exhausted();
     return nullptr;
   }
-  return g_real_start.load(std::memory_order_relaxed)(fn);
+  std::unique_ptr<at::ObserverContext> ctx = g_real_start.load(std::memory_order_relaxed)(fn);
+  if constexpr (Slot != kTaggedSlot) {
+    if (ctx != nullptr) call.op_opened(Slot);
+  }
+  return ctx;
 }
 
+template <int Slot>
 void gated_end(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (ctx == nullptr) return;  // the profiler did not start it
   // An op that ends after its session finished (on another thread, or a
   // scope left after the window closed) is not handed to the profiler,
   // whose events are gone by then.
-  const std::uint64_t handle = fn.handle();
-  const InFlight call(
-      [handle] { return g_live.load() != nullptr && handle >= g_first_handle.load(); });
-  if (call.entered()) g_real_end.load(std::memory_order_relaxed)(fn, ctx);
+  const std::uint64_t handle = handle_of<Slot>(fn);
+  const CallUnderWay call([handle] { return slot_is_live<Slot>(handle); });
+  if (call.entered()) {
+    g_real_end.load(std::memory_order_relaxed)(fn, ctx);
+  } else {
+    g_late_ends.fetch_add(1, std::memory_order_relaxed);
+  }
+  // After the end callback: the slot is free once every op begun through it
+  // has left the profiler.
+  if constexpr (Slot != kTaggedSlot) call.op_closed(Slot);
 }
+
+// The slot for a session starting now; while no session is live.
+int free_slot() {
+  for (int slot = 0; slot < kSlots; ++slot) {
+    if (ops_open(slot) <= 0) return slot;
+  }
+  return kTaggedSlot;
+}
+
+struct GatePair {
+  at::RecordFunctionCallback::StartCallback start;
+  at::RecordFunctionCallback::EndCallback end;
+};
+template <int... Slots>
+constexpr std::array<GatePair, sizeof...(Slots)> gate_pairs(std::integer_sequence<int, Slots...>) {
+  return {{{&gated_start<Slots>, &gated_end<Slots>}...}};
+}
+// By slot, the tagged one last.
+constexpr auto kGatePairs = gate_pairs(std::make_integer_sequence<int, kTaggedSlot + 1>());
 
 // --- states this sink created, to tell them from the application's --------
 // Never destroyed: this plugin's globals are constructed when it is loaded,
@@ -276,16 +321,17 @@ bool foreign_profiler_running() {
   return other != nullptr && !other->config().disabled() && !is_ours(current);
 }
 
-at::RecordFunctionCallback gated_copy(const at::RecordFunctionCallback& cb) {
+// The profiler's callback behind the gate of `slot`.
+at::RecordFunctionCallback gated_copy(const at::RecordFunctionCallback& cb, int slot) {
   std::unordered_set<at::RecordScope, std::hash<at::RecordScope>> scopes;
   for (std::size_t i = 0; i < static_cast<std::size_t>(at::RecordScope::NUM_SCOPES); ++i) {
     if (cb.checkScope(static_cast<at::RecordScope>(i)))
       scopes.insert(static_cast<at::RecordScope>(i));
   }
-  at::RecordFunctionCallback gated(&gated_start, &gated_end);
+  at::RecordFunctionCallback gated(kGatePairs[slot].start, kGatePairs[slot].end);
   gated.needsInputs(cb.needsInputs())
       .needsOutputs(cb.needsOutputs())
-      .needsIds(true)  // the handles that say which session started an op
+      .needsIds(cb.needsIds() || slot == kTaggedSlot)
       .samplingProb(cb.samplingProb())
       .scopes(scopes);
   return gated;
@@ -325,6 +371,7 @@ struct ProfilerSession::Impl {
   // disableProfiler removes it by this handle. Absent without CPU activity.
   std::optional<at::RecordFunctionCallbacksEntry> callback;
   at::CallbackHandle gate = 0;  // the gated copy, registered for every thread
+  int slot = 0;                 // which pair of gate functions it is
   std::mutex mutex;             // finished
   bool finished = false;
 };
@@ -405,6 +452,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
                              "); is the application running the torch profiler itself?");
   }
   s.raw = s.state.get();
+  s.slot = free_slot();
   if (s.callback) {
     g_real_start.store(s.callback->callback_.start());
     g_real_end.store(s.callback->callback_.end());
@@ -412,7 +460,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
     // carry the live state: switching a thread on or off is then a push or
     // pop of its debug info (~0.2 us), where adding and removing a
     // thread-local callback rebuilds libtorch's callback tables (~2 us).
-    s.gate = at::addGlobalCallback(gated_copy(s.callback->callback_));
+    s.gate = at::addGlobalCallback(gated_copy(s.callback->callback_, s.slot));
     std::lock_guard<std::mutex> lock(g_gate_switch_mutex);
     g_gate.store(s.gate);
     g_gate_on.store(true);
@@ -427,7 +475,9 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   g_refused.store(0);
   g_exhausted_at.store(0);
   // After the previous session finished, before any op can see this one.
-  g_first_handle.store(draw_handle());
+  prepare_calls_under_way();
+  g_live_slot.store(s.slot);
+  if (s.slot == kTaggedSlot) g_first_handle.store(draw_handle());
   g_live.store(s.raw, std::memory_order_release);
 }
 
@@ -498,6 +548,10 @@ void ProfilerSession::charge(std::int64_t events) {
   if (g_budget.fetch_sub(events, std::memory_order_relaxed) - events <= 0) note_exhausted();
 }
 
+std::int64_t ProfilerSession::late_op_ends() {
+  return g_late_ends.load();
+}
+
 std::int64_t ProfilerSession::exhausted_at_ns() const {
   return g_exhausted_at.load();
 }
@@ -511,7 +565,7 @@ CollectedProfilePtr ProfilerSession::finish() {
   }
   const c10::DebugInfoBase* expected = s.raw;
   g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
-  while (g_in_flight.load() != 0) std::this_thread::yield();
+  wait_for_calls_under_way();
   at::CallbackHandle gate = s.gate;
   bool remove_gate = false;
   {

@@ -74,6 +74,9 @@ class ProfilerSession {
   // Counts `events` the sink records itself (region spans, markers) against
   // the budget, so that what one window writes stays within max_events.
   static void charge(std::int64_t events);
+  // Ops (of any session of this process) that began while collecting and
+  // ended after their session finished: their ends are not recorded.
+  static std::int64_t late_op_ends();
   // When the budget ran out (CLOCK_MONOTONIC ns, the clock of region
   // events); 0 while it has not.
   std::int64_t exhausted_at_ns() const;

@@ -109,6 +109,7 @@ class TorchProfilerSink : public Sink {
   bool closed_ = false;
   std::atomic<bool> warned_foreign_{false};
   std::int64_t ops_refused_ = 0;  // by the last finished window
+  std::int64_t late_op_ends_before_ = ProfilerSession::late_op_ends();  // other sinks' ones
   std::atomic<int> traces_posted_{0};
 
   std::mutex names_mutex_;

@@ -249,13 +249,13 @@ TEST_F(TorchProfilerSink, AnOpEndingInTheNextSessionIsHandedToNeither) {
     return n;
   };
   init(sink_options(first_dir));
+  StderrCapture err;
   std::unique_ptr<at::RecordFunction> straddler;
   {
     RT_REGION("tp_selected");
     straddler = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
     ASSERT_TRUE(straddler->isActive());
     straddler->before("tp_straddler");
-    EXPECT_NE(straddler->handle(), 0u);
     at::mm(a_, a_);
   }
   shutdown();  // the first session finishes with the op still open
@@ -273,6 +273,58 @@ TEST_F(TorchProfilerSink, AnOpEndingInTheNextSessionIsHandedToNeither) {
   EXPECT_EQ(cpu_ops(second, "aten::mm").size(), 2u);
   EXPECT_EQ(named(second, "tp_straddler"), 0u);
   for (const json& op : cpu_ops(second)) EXPECT_TRUE(inside_some(op, region_spans(second)));
+  const std::string log = err.text();
+  EXPECT_NE(log.find("1 op scope(s) began in a collection window and ended after it closed"),
+            std::string::npos)
+      << log;
+}
+
+// The gate tells sessions apart by which of its four function pairs an op
+// began through, and a pair is taken again only once its ops ended: with
+// ops left open across more sessions than that, a session tells its ops by
+// RecordFunction handle. Either way no straddler reaches a later session.
+TEST_F(TorchProfilerSink, OpsOpenAcrossMoreSessionsThanGateSlotsReachNoLaterSession) {
+  constexpr int kSessions = 6;  // four slots held, then two sessions tagging by handle
+  std::vector<std::unique_ptr<TempDir>> dirs;
+  std::vector<std::unique_ptr<at::RecordFunction>> straddlers;
+  std::string log;
+  for (int i = 0; i < kSessions; ++i) {
+    StderrCapture err;
+    dirs.push_back(std::make_unique<TempDir>());
+    init(sink_options(*dirs.back()));
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+      // Ends this session's ops begun in the previous ones.
+      if (i == kSessions - 1) straddlers.clear();
+      auto op = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+      ASSERT_TRUE(op->isActive());
+      op->before("tp_straddler_" + std::to_string(i));
+      straddlers.push_back(std::move(op));
+      at::mm(a_, a_);
+    }
+    shutdown();
+    log = err.text();
+  }
+  straddlers.clear();
+  // Each of the earlier sessions' ops was told apart from the last one's,
+  // by its slot (four) or by its handle (one).
+  EXPECT_NE(log.find("5 op scope(s) began in a collection window and ended after it closed"),
+            std::string::npos)
+      << log;
+  for (int i = 0; i < kSessions; ++i) {
+    SCOPED_TRACE("session " + std::to_string(i));
+    const json t = only_trace(*dirs[i]);
+    EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 2u);
+    for (const json& e : t["traceEvents"]) {
+      const std::string name = e.value("name", "");
+      // A straddler shows (unfinished) in its own session at most.
+      if (name.rfind("tp_straddler_", 0) == 0) {
+        EXPECT_EQ(name, "tp_straddler_" + std::to_string(i)) << e.dump();
+      }
+    }
+    for (const json& op : cpu_ops(t)) EXPECT_TRUE(inside_some(op, region_spans(t)));
+  }
 }
 
 TEST_F(TorchProfilerSink, ShapesAndFlopsArePresentExactlyWhenAskedFor) {

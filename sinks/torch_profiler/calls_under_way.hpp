@@ -6,13 +6,14 @@
 //
 // The gate counts each call (an op's start and its end; a 32x32 matmul makes
 // four aten calls). One shared counter made that four locked
-// read-modify-writes per aten call, ~5% of the matmul under the profiler
-// (bench/README.md). So each thread counts in a mark of its own, with plain
-// stores, and the thread that finishes a session, once per window, pays for
-// the ordering: membarrier(2) makes every running thread of the process pass
-// a full memory barrier, after which either a thread's count is seen, or
-// that thread sees the gate closed (the classic asymmetric Dekker pairing).
-// Where the kernel refuses membarrier, each call fences itself instead.
+// read-modify-writes per aten call, which with libtorch's id counter kept an
+// op at 1.06x-1.10x the bare profiler (bench/README.md). So each thread
+// counts in a mark of its own, with plain stores, and the thread that
+// finishes a session, once per window, pays for the ordering: membarrier(2)
+// makes every running thread of the process pass a full memory barrier,
+// after which either a thread's count is seen, or that thread sees the gate
+// closed (the classic asymmetric Dekker pairing). Where the kernel refuses
+// membarrier, each call fences itself instead.
 #pragma once
 
 #include <atomic>
@@ -34,8 +35,8 @@ struct alignas(64) CallMark {
 
 namespace calls_detail {
 // Initial-exec: in a plugin loaded with dlopen a thread_local is otherwise
-// reached through __tls_get_addr (~70 instructions per access, eight
-// accesses per matmul). glibc keeps spare static TLS for such libraries.
+// reached through a call to __tls_get_addr at every access (eight per
+// aten call here). glibc keeps spare static TLS for such libraries.
 inline thread_local CallMark* t_mark __attribute__((tls_model("initial-exec"))) = nullptr;
 // Set when membarrier is unavailable: each call then fences itself.
 inline std::atomic<bool> g_self_fenced{true};

@@ -172,8 +172,8 @@ void close_gate_in_child() {
 // by RecordFunction handle instead: libtorch numbers every RecordFunction in
 // the order it is made when a callback asks for ids, and the session
 // remembers the first number drawn after it went live. Asking for ids costs
-// every op a locked increment (~7% of a 32x32 matmul under the profiler,
-// bench/README.md), hence the counted slots first.
+// every RecordFunction a locked increment in libtorch (Kineto's own
+// callback does not ask), hence the counted slots first.
 constexpr int kSlots = kCountedSlots;
 constexpr int kTaggedSlot = kSlots;
 std::atomic<int> g_live_slot{-1};

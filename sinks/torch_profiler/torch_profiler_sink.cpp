@@ -211,9 +211,9 @@ void TorchProfilerSink::close() {
   writer_.close();
   if (const std::int64_t late = ProfilerSession::late_op_ends() - late_op_ends_before_) {
     ctx_.warn(std::to_string(late) +
-              " op scope(s) began in a collection window and ended after it closed (left open "
-              "across the end of a selected region or step, or ended on another thread): their "
-              "ends are not recorded, and viewers show them unfinished");
+              " op scope(s) began in a collection window and ended after it closed (a scope "
+              "left open across the end of its selected region or step): their ends are not "
+              "recorded, and viewers show them unfinished");
   }
   if (traces_posted_.load() == 0) {
     ctx_.info("no trace written: no selected region ran while collection was on");

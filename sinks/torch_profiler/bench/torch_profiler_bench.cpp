@@ -384,13 +384,12 @@ class FiguresReporter : public benchmark::ConsoleReporter {
 };
 
 // Judged by the median of the round-by-round ratios, not by the ratio of
-// the two fastest batches as the other benches are: the fastest of 150
+// the two fastest batches as the other benches are: the fastest of 150-600
 // batches is an extreme of a distribution this machine spreads by +-30%
 // (10th percentile to median) in stretches, and two such extremes taken
-// apart gave 0.99x-1.09x in runs of the same build whose round-by-round
-// medians stayed within 1.01x-1.05x. Batches of the same round ran within
-// milliseconds of each other, in the same stretch: their ratio is free of
-// it. The fastest figures are printed beside the verdict.
+// apart gave 0.99x-1.09x over twelve runs of one build. Batches of the same
+// round ran within milliseconds of each other, in the same stretch: their
+// ratio is free of it. The fastest figures are printed beside the verdict.
 void judge_ratio(const char* name, const OpFigures& f, Config c, const char* baseline, Config base,
                  double target) {
   const Distribution& d = f.cpu[c];

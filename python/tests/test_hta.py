@@ -1,8 +1,10 @@
 """HolisticTraceAnalysis (PyPI HolisticTraceAnalysis) reads the torch_profiler
 sink's traces of a 4-rank job: one rank per file, each rank's ProfilerStep#N
 iterations, the same span and step times as `regiontrace summary` and
-`regiontrace report` read from the same files, and HTA's call stacks nesting
-the spans as the summary's self times count them.
+`regiontrace report` read from the same files, HTA's call stacks nesting
+the spans as the summary's self times count them, and HTA's TraceDiff of two
+runs (the program changed between them) agreeing, rank by rank, with the
+difference of the two runs' summaries.
 
 The job is tools/regiontrace/tests/straggler_program.cpp under mpirun: 6
 steps of a `training_step` region holding `forward` (10 ms), rank 2 sleeping
@@ -49,8 +51,7 @@ def _cli(*args):
     return json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="module")
-def job(tmp_path_factory):
+def _run_job(tmp_path_factory, base_ms, slow_rank, extra_ms):
     """The output folder of one 4-rank run: the traces alone."""
     out = tmp_path_factory.mktemp("hta_out")
     env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
@@ -65,13 +66,25 @@ def job(tmp_path_factory):
          "--mca", "btl", "self,vader", "-x", "REGIONTRACE_PLUGIN_PATH", "-x", "REGIONTRACE_SINKS",
          "-x", "REGIONTRACE_OUTPUT_DIR", "-x", "REGIONTRACE_LOG_LEVEL",
          "-x", "REGIONTRACE_TORCH_PROFILER_LAYOUT", "-x", "REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT",
-         _required("RT_TEST_STRAGGLER_PROGRAM"), str(STEPS), "10", str(SLOW_RANK), "20"],
+         _required("RT_TEST_STRAGGLER_PROGRAM"), str(STEPS), str(base_ms), str(slow_rank),
+         str(extra_ms)],
         env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = sorted(glob.glob(str(out / "torch_trace_*.pt.trace.json.gz")))
     assert len(traces) == 4, sorted(os.listdir(out))
     assert sorted(os.listdir(out)) == sorted(os.path.basename(t) for t in traces)
     return out
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    return _run_job(tmp_path_factory, 10, SLOW_RANK, 20)
+
+
+@pytest.fixture(scope="module")
+def second_job(tmp_path_factory):
+    """The same program changed: a slower forward, another straggler."""
+    return _run_job(tmp_path_factory, 15, 1, 20)
 
 
 def _load(folder, **kwargs):
@@ -189,6 +202,45 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
         ours = {r["name"]: r for r in _cli("summary", "--json", path)["regions"]}
         assert hta_self == pytest.approx(ours[REGION]["self_us"], abs=STEPS * 1.0), rank
         assert inner["dur"].sum() == pytest.approx(ours["forward"]["self_us"], abs=STEPS * 1.0)
+
+
+def test_trace_diff_of_two_runs_agrees_with_regiontrace_summary(job, second_job):
+    # HTA's TraceDiff, rank by rank over every step of the two runs: the
+    # counts and total time each span name gained, against the difference of
+    # `regiontrace summary` on the two files of that rank.
+    from hta.trace_diff import DeviceType, LabeledTrace, TraceDiff
+    control = LabeledTrace(label="before", t=_load(job, include_last_profiler_step=True).t)
+    test = LabeledTrace(label="after", t=_load(second_job, include_last_profiler_step=True).t)
+    steps = list(range(STEPS))
+    for rank in RANKS:
+        diff = TraceDiff.compare_traces(control, test, control_rank=rank, test_rank=rank,
+                                        control_iteration=steps, test_iteration=steps,
+                                        device_type=DeviceType.CPU)
+        ours = []
+        for folder in (job, second_job):
+            path, = glob.glob(str(folder / f"torch_trace_rank{rank}_*.pt.trace.json.gz"))
+            ours.append({r["name"]: r for r in _cli("summary", "--json", path)["regions"]})
+        before, after = ours
+        assert set(before) == set(after) == {REGION, "forward"}, rank
+        for region in before:
+            row = diff.loc["regiontrace.region::" + region]
+            assert row["before_counts"] == before[region]["calls"] == STEPS, (rank, region)
+            assert row["diff_counts"] == after[region]["calls"] - before[region]["calls"] == 0
+            ours_us = after[region]["total_us"] - before[region]["total_us"]
+            assert row["diff_duration"] == pytest.approx(ours_us, abs=2 * STEPS * 1.0), (rank,
+                                                                                          region)
+        # HTA read each file as its own rank: the straggling (20 ms a step
+        # outside forward) moved from rank 2 to rank 1 between the runs, by
+        # the time training_step gained over forward's gain.
+        outside_ms = (diff.loc[SPAN]["diff_duration"] -
+                      diff.loc["regiontrace.region::forward"]["diff_duration"]) / 1000
+        expected = STEPS * 20 * ((rank == 1) - (rank == SLOW_RANK))
+        assert outside_ms == pytest.approx(expected, abs=STEPS * 10), rank
+        changes = TraceDiff.ops_diff(control, test, control_rank=rank, test_rank=rank,
+                                     control_iteration=steps, test_iteration=steps,
+                                     device_type=DeviceType.CPU)
+        assert {SPAN, "regiontrace.region::forward"} <= set(changes["unchanged"]), changes
+        assert changes["added"] == changes["deleted"] == [], changes
 
 
 # video_pipeline under config/profiles/kernels.yaml with cpu,cuda activities

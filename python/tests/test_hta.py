@@ -6,10 +6,13 @@ the spans as the summary's self times count them, and HTA's TraceDiff of two
 runs (the program changed between them) agreeing, rank by rank, with the
 difference of the two runs' summaries.
 
-The job is tools/regiontrace/tests/straggler_program.cpp under mpirun: 6
-steps of a `training_step` region holding `forward` (10 ms), rank 2 sleeping
-20 ms more per step. It issues no torch ops, so the traces hold steps, region
-spans and collection markers: HTA's CPU-side analyses are what applies.
+The main job is tools/regiontrace/tests/straggler_program.cpp under mpirun:
+6 steps of a `training_step` region holding `forward` (10 ms), rank 2
+sleeping 20 ms more per step. It issues no torch ops, so its traces hold
+steps, region spans and collection markers: timings known in advance. A
+second job runs a libtorch program (the sink tests' workload) on 4 ranks,
+whose traces hold aten ops: HTA's op counts, times and call stacks against
+`regiontrace summary`.
 
 HTA takes a trace's rank from the first `"rank":\\s+(\\d+)` in the file and
 treats every *.json and *.gz in trace_dir as a trace, so the sink writes the
@@ -79,6 +82,31 @@ def _run_job(tmp_path_factory, base_ms, slow_rank, extra_ms):
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     return _run_job(tmp_path_factory, 10, SLOW_RANK, 20)
+
+
+@pytest.fixture(scope="module")
+def torch_job(tmp_path_factory):
+    """4 ranks of a libtorch program under mpirun (workload.cpp of the sink's
+    tests, `loop`): each step runs aten::cos outside every region, aten::mm in
+    training_step, aten::sin in training_backward inside it, and aten::tan in
+    training_validation."""
+    out = tmp_path_factory.mktemp("hta_torch_out")
+    env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
+                    REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=out,
+                    REGIONTRACE_TORCH_PROFILER_LAYOUT="traces",
+                    REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT="false",
+                    REGIONTRACE_LOG_LEVEL="warn",
+                    OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    proc = subprocess.run(
+        [_required("RT_TEST_MPIRUN"), "--allow-run-as-root", "--oversubscribe", "-np", "4",
+         "--mca", "btl", "self,vader", "-x", "REGIONTRACE_PLUGIN_PATH", "-x", "REGIONTRACE_SINKS",
+         "-x", "REGIONTRACE_OUTPUT_DIR", "-x", "REGIONTRACE_LOG_LEVEL",
+         "-x", "REGIONTRACE_TORCH_PROFILER_LAYOUT", "-x", "REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT",
+         _required("RT_TEST_TORCH_WORKLOAD"), "loop", str(STEPS)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(glob.glob(str(out / "torch_trace_*.pt.trace.json.gz"))) == 4, os.listdir(out)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +230,37 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
         ours = {r["name"]: r for r in _cli("summary", "--json", path)["regions"]}
         assert hta_self == pytest.approx(ours[REGION]["self_us"], abs=STEPS * 1.0), rank
         assert inner["dur"].sum() == pytest.approx(ours["forward"]["self_us"], abs=STEPS * 1.0)
+
+
+def test_aten_ops_of_a_libtorch_job_agree_with_regiontrace_summary(torch_job):
+    # The same checks on traces that hold libtorch's own events: every rank
+    # and step, each cpu_op's calls and total time as `regiontrace summary`
+    # counts them, and HTA's call stacks putting each op under its region.
+    from hta.common.call_stack import CallGraph
+    a = _load(torch_job, include_last_profiler_step=True)
+    assert set(a.t.get_ranks()) == RANKS
+    CallGraph(a.t, ranks=sorted(RANKS))
+    region = "regiontrace.region::profiler_region_training_"
+    under = {"aten::mm": region + "step", "aten::sin": region + "backward",
+             "aten::tan": region + "validation"}
+    for rank, path in a.t.trace_files.items():
+        assert f"_rank{rank}_" in os.path.basename(path), (rank, path)
+        assert [int(i) for i in a.t.get_iterations(rank)] == list(range(STEPS)), rank
+        df = _frame(a, rank)
+        ops = df[df["s_cat"] == "cpu_op"]
+        summary = {o["name"]: o for o in _cli("summary", "--json", path)["ops"]}
+        assert set(ops["s_name"]) == set(summary), rank
+        assert {"aten::mm", "aten::sin", "aten::tan"} <= set(summary)
+        assert "aten::cos" not in summary  # outside every selected region
+        for name, row in summary.items():
+            mine = ops[ops["s_name"] == name]
+            assert len(mine) == row["calls"], (rank, name)
+            assert mine["dur"].sum() == pytest.approx(row["total_us"], abs=row["calls"] * 1.0)
+        by_index = df.set_index("index")
+        for name, span in under.items():
+            for parent in ops[ops["s_name"] == name]["parent"]:
+                assert by_index.loc[parent, "s_name"] == span, (rank, name)
+        assert len(ops[ops["s_name"] == "aten::mm"]) == STEPS
 
 
 def test_trace_diff_of_two_runs_agrees_with_regiontrace_summary(job, second_job):

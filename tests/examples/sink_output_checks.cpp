@@ -104,7 +104,14 @@ void check_torch_profiler_output(const std::string& dir, const TorchProfilerExpe
   const json summary = read_json(base + ".summary.json");
   EXPECT_GT(summary.at("op_calls").get<long long>(), 0) << base << ".summary.json";
   ASSERT_FALSE(summary.at("ops").empty()) << base << ".summary.json";
-  EXPECT_TRUE(starts_with(summary["ops"][0].at("name").get<std::string>(), "aten::"));
+  // Which op leads by self time depends on the machine in a run this small
+  // (autograd's ViewBackward0 came first in one of six runs): aten ops are
+  // listed, not necessarily first.
+  bool aten_listed = false;
+  for (const json& op : summary["ops"]) {
+    aten_listed = aten_listed || starts_with(op.at("name").get<std::string>(), "aten::");
+  }
+  EXPECT_TRUE(aten_listed) << base << ".summary.json";
   const std::string text = read_file(base + ".summary.txt");
   EXPECT_TRUE(contains(text, summary["ops"][0]["name"].get<std::string>())) << text;
 }

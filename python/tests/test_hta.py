@@ -54,8 +54,9 @@ def _cli(*args):
     return json.loads(proc.stdout)
 
 
-def _run_job(tmp_path_factory, base_ms, slow_rank, extra_ms):
-    """The output folder of one 4-rank run: the traces alone."""
+def _run_ranks(tmp_path_factory, program):
+    """The output folder of one 4-rank mpirun of `program` (a command line):
+    the traces alone."""
     out = tmp_path_factory.mktemp("hta_out")
     env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
                     REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=out,
@@ -69,14 +70,18 @@ def _run_job(tmp_path_factory, base_ms, slow_rank, extra_ms):
          "--mca", "btl", "self,vader", "-x", "REGIONTRACE_PLUGIN_PATH", "-x", "REGIONTRACE_SINKS",
          "-x", "REGIONTRACE_OUTPUT_DIR", "-x", "REGIONTRACE_LOG_LEVEL",
          "-x", "REGIONTRACE_TORCH_PROFILER_LAYOUT", "-x", "REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT",
-         _required("RT_TEST_STRAGGLER_PROGRAM"), str(STEPS), str(base_ms), str(slow_rank),
-         str(extra_ms)],
+         *program],
         env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     traces = sorted(glob.glob(str(out / "torch_trace_*.pt.trace.json.gz")))
     assert len(traces) == 4, sorted(os.listdir(out))
     assert sorted(os.listdir(out)) == sorted(os.path.basename(t) for t in traces)
     return out
+
+
+def _run_job(tmp_path_factory, base_ms, slow_rank, extra_ms):
+    return _run_ranks(tmp_path_factory, [_required("RT_TEST_STRAGGLER_PROGRAM"), str(STEPS),
+                                         str(base_ms), str(slow_rank), str(extra_ms)])
 
 
 @pytest.fixture(scope="module")
@@ -90,23 +95,7 @@ def torch_job(tmp_path_factory):
     tests, `loop`): each step runs aten::cos outside every region, aten::mm in
     training_step, aten::sin in training_backward inside it, and aten::tan in
     training_validation."""
-    out = tmp_path_factory.mktemp("hta_torch_out")
-    env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
-                    REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=out,
-                    REGIONTRACE_TORCH_PROFILER_LAYOUT="traces",
-                    REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT="false",
-                    REGIONTRACE_LOG_LEVEL="warn",
-                    OMPI_MCA_btl_vader_single_copy_mechanism="none")
-    proc = subprocess.run(
-        [_required("RT_TEST_MPIRUN"), "--allow-run-as-root", "--oversubscribe", "-np", "4",
-         "--mca", "btl", "self,vader", "-x", "REGIONTRACE_PLUGIN_PATH", "-x", "REGIONTRACE_SINKS",
-         "-x", "REGIONTRACE_OUTPUT_DIR", "-x", "REGIONTRACE_LOG_LEVEL",
-         "-x", "REGIONTRACE_TORCH_PROFILER_LAYOUT", "-x", "REGIONTRACE_TORCH_PROFILER_CONFIG_SNAPSHOT",
-         _required("RT_TEST_TORCH_WORKLOAD"), "loop", str(STEPS)],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(glob.glob(str(out / "torch_trace_*.pt.trace.json.gz"))) == 4, os.listdir(out)
-    return out
+    return _run_ranks(tmp_path_factory, [_required("RT_TEST_TORCH_WORKLOAD"), "loop", str(STEPS)])
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ The main job is tools/regiontrace/tests/straggler_program.cpp under mpirun:
 sleeping 20 ms more per step. It issues no torch ops, so its traces hold
 steps, region spans and collection markers: timings known in advance. A
 second job runs a libtorch program (the sink tests' workload) on 4 ranks,
-whose traces hold aten ops: HTA's op counts, times and call stacks against
+whose traces hold aten ops: HTA's op counts and times against
 `regiontrace summary`.
 
 HTA takes a trace's rank from the first `"rank":\\s+(\\d+)` in the file and
@@ -224,14 +224,9 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
 def test_aten_ops_of_a_libtorch_job_agree_with_regiontrace_summary(torch_job):
     # The same checks on traces that hold libtorch's own events: every rank
     # and step, each cpu_op's calls and total time as `regiontrace summary`
-    # counts them, and HTA's call stacks putting each op under its region.
-    from hta.common.call_stack import CallGraph
+    # counts them.
     a = _load(torch_job, include_last_profiler_step=True)
     assert set(a.t.get_ranks()) == RANKS
-    CallGraph(a.t, ranks=sorted(RANKS))
-    region = "regiontrace.region::profiler_region_training_"
-    under = {"aten::mm": region + "step", "aten::sin": region + "backward",
-             "aten::tan": region + "validation"}
     for rank, path in a.t.trace_files.items():
         assert f"_rank{rank}_" in os.path.basename(path), (rank, path)
         assert [int(i) for i in a.t.get_iterations(rank)] == list(range(STEPS)), rank
@@ -245,10 +240,6 @@ def test_aten_ops_of_a_libtorch_job_agree_with_regiontrace_summary(torch_job):
             mine = ops[ops["s_name"] == name]
             assert len(mine) == row["calls"], (rank, name)
             assert mine["dur"].sum() == pytest.approx(row["total_us"], abs=row["calls"] * 1.0)
-        by_index = df.set_index("index")
-        for name, span in under.items():
-            for parent in ops[ops["s_name"] == name]["parent"]:
-                assert by_index.loc[parent, "s_name"] == span, (rank, name)
         assert len(ops[ops["s_name"] == "aten::mm"]) == STEPS
 
 

@@ -10,6 +10,7 @@
 #include "config/config_loader.hpp"
 #include "config/config_tree.hpp"
 #include "config/effective_config.hpp"
+#include "config/shipped_profiles.hpp"
 #include "dispatcher.hpp"
 #include "plugin_loader.hpp"
 #include "rank_info.hpp"
@@ -154,6 +155,10 @@ std::vector<SchemaKey> common_sink_keys() {
 
 std::string builtin_sink_folder() {
   return detail::PluginLoader::builtin_dir();
+}
+
+std::string profile_file(const std::string& name) {
+  return detail::resolve_profile_path(name);
 }
 
 std::vector<std::string> running_sinks() {

@@ -226,6 +226,41 @@ TEST(CheckCommand, EveryShippedProfilePasses) {
   if (checked == 0) GTEST_SKIP() << "no profiles shipped yet";
 }
 
+// A shipped profile by its bare name, from any folder, on the command line
+// and in REGIONTRACE_CONFIG: the one beside this libregiontrace is read, and
+// the output names its path. A file of that name in the working folder wins.
+TEST(CheckCommand, AShippedProfileIsFoundByItsName) {
+  TempDir dir;
+  const auto by_name = regiontrace("check quickstart.yaml", dir.path());
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.output;
+  EXPECT_NE(by_name.output.find("share/regiontrace/profiles/quickstart.yaml"), std::string::npos)
+      << by_name.output;
+  const auto from_env = run_command(
+      "cd " + dir.path() + " && env -u REGIONTRACE_SINKS REGIONTRACE_CONFIG=kernels.yaml " +
+      REGIONTRACE_CLI " check");
+  ASSERT_EQ(from_env.exit_code, 0) << from_env.output;
+  EXPECT_NE(from_env.output.find("share/regiontrace/profiles/kernels.yaml"), std::string::npos)
+      << from_env.output;
+
+  write_file(dir.file("quickstart.yaml"), "log_level: debug\n");
+  const auto local = regiontrace("check quickstart.yaml", dir.path());
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  EXPECT_NE(local.output.find("profiles: quickstart.yaml"), std::string::npos) << local.output;
+  EXPECT_NE(local.output.find("<- quickstart.yaml:1"), std::string::npos) << local.output;
+
+  // A name that is neither: the shipped ones are listed.
+  const auto unknown = run_command(
+      "cd " + dir.path() + " && env -u REGIONTRACE_SINKS REGIONTRACE_CONFIG=quikstart.yaml " +
+      REGIONTRACE_CLI " check");
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_NE(
+      unknown.output.find("profile quikstart.yaml: no such file in the working folder, and "
+                          "no shipped profile has that name (did you mean `quickstart.yaml`?) "
+                          "(shipped: kernels.yaml, "),
+      std::string::npos)
+      << unknown.output;
+}
+
 }  // namespace
 }  // namespace regiontrace::test
 

@@ -20,9 +20,11 @@ struct CheckArgs {
 
 // A profile named on the command line that cannot be read is a bad
 // argument (exit 2), as one that does not exist is; the loader would call
-// it a configuration error (exit 1).
+// it a configuration error (exit 1). A bare name may be a shipped profile:
+// the argument becomes its path, which the output then shows.
 const CLI::Validator kReadableProfile(
     [](std::string& path) -> std::string {
+      path = inspect::profile_file(path);
       struct stat info {};
       if (::stat(path.c_str(), &info) != 0) return "profile " + path + ": no such file";
       if (S_ISDIR(info.st_mode)) return "profile " + path + ": is a folder, not a YAML file";
@@ -102,7 +104,7 @@ const CommandRegistration registration(10, [](CLI::App& app) -> Runner {
   CLI::App* cmd = app.add_subcommand(
       "check", "Validate profiles plus the environment as a program would, and show the result");
   cmd->add_option("profiles", args->profiles, "YAML profiles (after REGIONTRACE_CONFIG's)")
-      ->check(kReadableProfile);
+      ->transform(kReadableProfile);
   cmd->add_flag("--json", args->json, "print the effective configuration as JSON");
   return [args] { return run_check(*args); };
 });

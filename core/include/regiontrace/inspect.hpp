@@ -131,6 +131,12 @@ REGIONTRACE_API std::vector<SchemaKey> common_sink_keys();
 // <folder of libregiontrace.so>/regiontrace/plugins.
 REGIONTRACE_API std::string builtin_sink_folder();
 
+// A profile as a user names it, made into the file a program reads: a path
+// that exists or has a folder in it stays as it is; a bare name that is no
+// file here is the shipped profile of that name (`quickstart.yaml`, from
+// <datadir>/regiontrace/profiles beside this library) when there is one.
+REGIONTRACE_API std::string profile_file(const std::string& name);
+
 // The sinks running in this process now (not switched off by a failure), in
 // start order; empty before init() and after shutdown().
 REGIONTRACE_API std::vector<std::string> running_sinks();

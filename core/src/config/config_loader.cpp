@@ -11,6 +11,7 @@
 #include "../plugin_search_report.hpp"
 #include "../suggest.hpp"
 #include "config_sources.hpp"
+#include "shipped_profiles.hpp"
 #include "value_normalizer.hpp"
 
 namespace regiontrace::detail {
@@ -240,7 +241,9 @@ ConfigTree merged_tree(const Options& options, const Environment& env, const Loa
       errors->push_back(e.what());
     }
   }
-  *profiles = files;
+  // As read: a shipped profile named by its bare name shows its path.
+  profiles->clear();
+  for (const std::string& f : files) profiles->push_back(resolve_profile_path(f));
   if (options.read_environment) {
     apply_core_environment(env, tree, errors);
     apply_seed_environment(env, pid, tree, errors);

@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <map>
 
+#include "../suggest.hpp"
 #include "bounded_text_file.hpp"
 #include "config_sources.hpp"
 #include "regiontrace/regiontrace.hpp"
+#include "shipped_profiles.hpp"
 
 namespace regiontrace::detail {
 namespace {
@@ -146,8 +148,18 @@ void load_node(const YAML::Node& root, const std::string& source, const fs::path
 }  // namespace
 
 void load_profile_file(const std::string& path, ConfigTree& tree) {
+  const std::string file = resolve_profile_path(path);
+  std::error_code ec;
+  if (file == path && path.find('/') == std::string::npos && !fs::exists(path, ec)) {
+    const std::vector<std::string> shipped = shipped_profile_names();
+    if (!shipped.empty()) {
+      throw Error("profile " + path + ": no such file in the working folder, and no shipped " +
+                  "profile has that name" + did_you_mean(path, shipped) +
+                  " (shipped: " + join(shipped, ", ") + ")");
+    }
+  }
   std::vector<std::string> chain;
-  load_file(path, tree, chain);
+  load_file(file, tree, chain);
 }
 
 void load_profile_text(const std::string& yaml, const std::string& source, ConfigTree& tree) {

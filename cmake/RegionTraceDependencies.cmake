@@ -1,7 +1,8 @@
 # Finds what the project builds on; optional parts default ON when found.
 find_package(Threads REQUIRED)
-find_package(yaml-cpp REQUIRED)
-find_package(Boost 1.74 REQUIRED)
+include(RegionTraceRequire)
+regiontrace_require(yaml-cpp DEBIAN libyaml-cpp-dev FOR "YAML profiles and region catalogs")
+regiontrace_require(Boost 1.74 DEBIAN libboost-dev FOR "Boost.DLL plugins and Boost.PropertyTree")
 
 function(regiontrace_resolve_option var found what)
   if(${var} STREQUAL "AUTO")
@@ -85,16 +86,31 @@ message(STATUS "regiontrace: torch=${REGIONTRACE_HAVE_TORCH} nvtx=${REGIONTRACE_
 # lacks symbols libtorch_cuda needs: the link fails). Whatever links libtorch
 # carries these folders as DT_RPATH, which, unlike RUNPATH, also serves the
 # libraries it loads; the linker searches them first too.
+#
+# In a wheel (REGIONTRACE_WHEEL) the same folders are named relative to
+# site-packages in REGIONTRACE_TORCH_SITE_LIB_DIRS and reached from $ORIGIN
+# (the root's regiontrace_origin_rpath); the link only searches them here.
 add_library(regiontrace_torch_runtime INTERFACE)
+set(REGIONTRACE_TORCH_SITE_LIB_DIRS "")
 if(REGIONTRACE_HAVE_TORCH AND TORCH_INSTALL_PREFIX)
+  get_filename_component(regiontrace_torch_site "${TORCH_INSTALL_PREFIX}/.." ABSOLUTE)
   file(GLOB regiontrace_wheel_lib_dirs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
-  if(regiontrace_wheel_lib_dirs)
-    set(regiontrace_torch_runtime_dirs "${TORCH_INSTALL_PREFIX}/lib")
-    foreach(dir IN LISTS regiontrace_wheel_lib_dirs)
-      get_filename_component(dir "${dir}" ABSOLUTE)
-      list(APPEND regiontrace_torch_runtime_dirs "${dir}")
-    endforeach()
-    list(JOIN regiontrace_torch_runtime_dirs ":" regiontrace_joined)
+  set(regiontrace_torch_runtime_dirs "${TORCH_INSTALL_PREFIX}/lib")
+  foreach(dir IN LISTS regiontrace_wheel_lib_dirs)
+    get_filename_component(dir "${dir}" ABSOLUTE)
+    list(APPEND regiontrace_torch_runtime_dirs "${dir}")
+  endforeach()
+  foreach(dir IN LISTS regiontrace_torch_runtime_dirs)
+    file(RELATIVE_PATH rel "${regiontrace_torch_site}" "${dir}")
+    list(APPEND REGIONTRACE_TORCH_SITE_LIB_DIRS "${rel}")
+  endforeach()
+  list(JOIN regiontrace_torch_runtime_dirs ":" regiontrace_joined)
+  if(REGIONTRACE_WHEEL)
+    target_link_options(regiontrace_torch_runtime INTERFACE
+      "LINKER:--disable-new-dtags" "LINKER:-rpath-link,${regiontrace_joined}")
+    message(STATUS "regiontrace: wheel: torch's libraries reached from site-packages/{"
+                   "${REGIONTRACE_TORCH_SITE_LIB_DIRS}}")
+  elseif(regiontrace_wheel_lib_dirs)
     target_link_options(regiontrace_torch_runtime INTERFACE
       "LINKER:--disable-new-dtags" "LINKER:-rpath,${regiontrace_joined}"
       "LINKER:-rpath-link,${regiontrace_joined}")

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "config/config_loader.hpp"
+#include "config/config_sources.hpp"
 #include "config/config_tree.hpp"
 #include "config/effective_config.hpp"
 #include "config/shipped_profiles.hpp"
@@ -159,6 +160,10 @@ std::string builtin_sink_folder() {
 
 std::string profile_file(const std::string& name) {
   return detail::resolve_profile_path(name);
+}
+
+std::vector<std::string> environment_profiles(const Environment& environment) {
+  return detail::profiles_from_environment(environment);
 }
 
 std::vector<std::string> running_sinks() {

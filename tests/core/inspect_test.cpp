@@ -37,6 +37,32 @@ const ri::SinkView* sink(const ri::Configuration& c, const std::string& name) {
   return nullptr;
 }
 
+// Shipped profiles by bare name (<datadir>/regiontrace/profiles beside the
+// library, the build tree laid out the same): a name that is no file here
+// becomes the shipped file; anything else is left for the reader.
+TEST(Inspect, AShippedProfileIsFoundByItsBareName) {
+  const std::string kernels = ri::profile_file("kernels.yaml");
+  const std::string tail = "/share/regiontrace/profiles/kernels.yaml";
+  EXPECT_TRUE(kernels.size() > tail.size() &&
+              kernels.compare(kernels.size() - tail.size(), tail.size(), tail) == 0)
+      << kernels;
+  EXPECT_TRUE(std::filesystem::is_regular_file(kernels)) << kernels;
+  EXPECT_EQ(ri::profile_file("no_such_profile.yaml"), "no_such_profile.yaml");
+  EXPECT_EQ(ri::profile_file("./kernels.yaml"), "./kernels.yaml");
+
+  ri::LoadRequest request;
+  request.environment = {{"REGIONTRACE_CONFIG", "quikstart.yaml"},
+                         {"REGIONTRACE_PLUGIN_PATH", test_plugin_dir()}};
+  const ri::LoadResult r = ri::load_configuration(request);
+  EXPECT_FALSE(r.ok());
+  std::string all;
+  for (const std::string& e : r.errors) all += e + "\n";
+  EXPECT_NE(all.find("profile quikstart.yaml: no such file in the working folder, and no shipped "
+                     "profile has that name (did you mean `quickstart.yaml`?) (shipped: "),
+            std::string::npos)
+      << all;
+}
+
 TEST(Inspect, LoadsTheEffectiveConfigurationWithoutStartingSinks) {
   TempDir dir;
   write_file(dir.file("p.yaml"), "output_dir: " + dir.file("out") +

@@ -18,23 +18,23 @@ struct CheckArgs {
   bool json = false;
 };
 
-// A profile named on the command line that cannot be read is a bad
-// argument (exit 2), as one that does not exist is; the loader would call
-// it a configuration error (exit 1). A bare name may be a shipped profile:
-// the argument becomes its path, which the output then shows.
-const CLI::Validator kReadableProfile(
-    [](std::string& path) -> std::string {
-      path = inspect::profile_file(path);
-      struct stat info {};
-      if (::stat(path.c_str(), &info) != 0) return "profile " + path + ": no such file";
-      if (S_ISDIR(info.st_mode)) return "profile " + path + ": is a folder, not a YAML file";
-      if (!S_ISREG(info.st_mode)) {
-        return "profile " + path + ": is not a regular file (a FIFO, device or socket)";
-      }
-      if (::access(path.c_str(), R_OK) != 0) return "profile " + path + ": cannot be read";
-      return {};
-    },
-    "PROFILE", "readable YAML file");
+// A profile that cannot be read, named on the command line or in
+// REGIONTRACE_CONFIG, is unreadable input (exit 2), as a missing one is; the
+// loader would call it a configuration error (exit 1). A bare name may be a
+// shipped profile: `path` becomes its path, which the output then shows.
+std::string unreadable_profile(std::string& path) {
+  path = inspect::profile_file(path);
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return "profile " + path + ": no such file";
+  if (S_ISDIR(info.st_mode)) return "profile " + path + ": is a folder, not a YAML file";
+  if (!S_ISREG(info.st_mode)) {
+    return "profile " + path + ": is not a regular file (a FIFO, device or socket)";
+  }
+  if (::access(path.c_str(), R_OK) != 0) return "profile " + path + ": cannot be read";
+  return {};
+}
+
+const CLI::Validator kReadableProfile(unreadable_profile, "PROFILE", "readable YAML file");
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -55,6 +55,13 @@ int run_check(const CheckArgs& args) {
   inspect::LoadRequest request;
   request.profiles = args.profiles;
   request.environment = inspect::process_environment();
+  for (std::string profile : inspect::environment_profiles(request.environment)) {
+    const std::string why = unreadable_profile(profile);
+    if (!why.empty()) {
+      std::cerr << "REGIONTRACE_CONFIG: " << why << "\n";
+      return kExitUsage;
+    }
+  }
   request.validate_disabled_sinks = true;
   const inspect::LoadResult result = inspect::load_configuration(request);
   if (!result.startup_message.empty()) {

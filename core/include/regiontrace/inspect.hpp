@@ -137,6 +137,9 @@ REGIONTRACE_API std::string builtin_sink_folder();
 // <datadir>/regiontrace/profiles beside this library) when there is one.
 REGIONTRACE_API std::string profile_file(const std::string& name);
 
+// The profiles REGIONTRACE_CONFIG names in `environment`, in order, as given.
+REGIONTRACE_API std::vector<std::string> environment_profiles(const Environment& environment);
+
 // The sinks running in this process now (not switched off by a failure), in
 // start order; empty before init() and after shutdown().
 REGIONTRACE_API std::vector<std::string> running_sinks();

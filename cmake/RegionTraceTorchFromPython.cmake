@@ -10,6 +10,11 @@
 option(REGIONTRACE_TORCH_FROM_PYTHON "Use the libtorch inside a Python PyTorch (see REGIONTRACE_PYTHON)" OFF)
 set(REGIONTRACE_PYTHON "$ENV{REGIONTRACE_PYTHON}" CACHE FILEPATH
     "Python interpreter whose `import torch` provides libtorch (implies REGIONTRACE_TORCH_FROM_PYTHON)")
+# pip (scikit-build-core) names the interpreter it builds for: its torch is
+# the one the wheel must link.
+if(REGIONTRACE_WHEEL AND REGIONTRACE_PYTHON STREQUAL "" AND Python3_EXECUTABLE)
+  set(REGIONTRACE_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH "" FORCE)
+endif()
 
 if(NOT REGIONTRACE_TORCH_FROM_PYTHON AND REGIONTRACE_PYTHON STREQUAL "")
   return()

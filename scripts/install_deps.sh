@@ -10,12 +10,16 @@
 #   bash scripts/install_deps.sh --demo   # what scripts/demo.sh builds and runs (the
 #                                         # first README command; the test command
 #                                         # installs the rest)
+#   bash scripts/install_deps.sh --system # the Debian packages alone, for `pip install
+#                                         # --no-build-isolation .` in your own venv
 set -euo pipefail
 demo=0
+system_only=0
 case "${1:-}" in
   --demo) demo=1 ;;
+  --system) demo=1 system_only=1 ;;
   "") ;;
-  *) echo "install_deps.sh: unknown argument '$1' (valid: --demo)" >&2; exit 2 ;;
+  *) echo "install_deps.sh: unknown argument '$1' (valid: --demo, --system)" >&2; exit 2 ;;
 esac
 packages=(
   build-essential cmake ccache git pkg-config
@@ -48,6 +52,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+[ "$system_only" -eq 0 ] || exit 0
 
 # libtorch comes with PyPI's torch wheel. The environment is made once per
 # machine; pip leaves what already matches the pins as it is, so a second run

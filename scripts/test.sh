@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything CI runs: install, build, the whole ctest suite, the GPU check
+# Everything CI runs: install, build, the whole ctest suite, the pip install
+# of the sdist into a fresh venv, the GPU check
 # (its CPU path without a GPU), the core suite again under
 # AddressSanitizer+UBSan and ThreadSanitizer, the exit paths of the sinks
 # and examples under ASan+UBSan with libtorch, and 30 s of libFuzzer on each
@@ -10,6 +11,11 @@ bash scripts/install_deps.sh
 # Tests and benchmarks on, also after scripts/demo.sh built without them.
 bash scripts/build.sh -DREGIONTRACE_BUILD_TESTS=ON -DREGIONTRACE_BUILD_BENCHMARKS=ON
 (cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+
+# The pip route as a user takes it: the sdist into a fresh venv with the
+# pinned torch, then the package, CLI, CMake package and repaired wheel used
+# from outside the checkout (tests/pip_install/check_pip_install.sh).
+bash tests/pip_install/check_pip_install.sh
 
 # The GPU check: on a machine without a GPU it checks that the CUDA code
 # compiled out of build/ and that the cuda tests skip; with one, everything.

@@ -34,7 +34,15 @@ import atexit as _atexit
 import os as _os
 import sys as _sys
 
-from . import _regiontrace
+from . import _installation
+
+# Before the extension module loads: a torch other than the one regiontrace
+# was built against is said as such, not as an undefined symbol.
+_installation.check_torch()
+try:
+    from . import _regiontrace
+except ImportError as _error:
+    raise _installation.explain_load_failure(_error) from _error
 from ._regiontrace import Error, region, enabled, mark, snapshot, current_step
 from ._regiontrace import set_thread_step, thread_step
 from ._config import init_values as _init_values
@@ -48,6 +56,20 @@ __all__ = [
 ]
 
 _regiontrace._set_decorator(_decorate)
+
+# As torch.utils.cmake_prefix_path: for CMAKE_PREFIX_PATH, so that a C++
+# program or a sink finds this installation with find_package(RegionTrace).
+_cmake_prefix_path = _installation.cmake_prefix_path(_os.path.dirname(_os.path.abspath(__file__)))
+if _cmake_prefix_path is not None:
+    cmake_prefix_path = _cmake_prefix_path
+
+
+def __getattr__(name):
+    if name == "cmake_prefix_path":
+        raise AttributeError("regiontrace.cmake_prefix_path: this regiontrace runs from a build "
+                             f"tree ({_os.path.dirname(__file__)}), which holds no CMake package; "
+                             "install it (pip install --no-build-isolation ., or cmake --install)")
+    raise AttributeError(f"module 'regiontrace' has no attribute '{name}'")
 
 
 def init(profiles=None, *, values=None, read_environment=True, **keys):

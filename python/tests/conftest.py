@@ -5,6 +5,7 @@ sinks wrote."""
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,17 @@ def pytest_configure(config):
 
 # Nothing from the caller's environment may configure regiontrace here.
 _CONFIG_PREFIXES = ("REGIONTRACE_", "FASTVIDEO_")
+
+
+def regiontrace_cli():
+    """The `regiontrace` program under test: the build tree's (RT_TEST_BUILD_DIR),
+    or, against an installed package, the console script on PATH."""
+    build = os.environ.get("RT_TEST_BUILD_DIR")
+    if build:
+        return os.path.join(build, "bin", "regiontrace")
+    found = shutil.which("regiontrace")
+    assert found, "no RT_TEST_BUILD_DIR and no `regiontrace` on PATH"
+    return found
 
 
 def clean_env(**extra):

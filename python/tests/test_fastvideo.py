@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from conftest import clean_env, run_python, read_jsonl, one_file
+from conftest import clean_env, regiontrace_cli, run_python, read_jsonl, one_file
 
 SCRIPT = """
 import os, torch, regiontrace
@@ -66,8 +66,7 @@ def test_seed_variables_select_layers_stats_steps_and_file(tmp_path):
         assert stats == ["abs_mean", "sum", "max"], r
         assert r["abs_mean"] > 0
     # The offline reader takes the file: identical runs do not diverge.
-    cli = os.path.join(os.environ["RT_TEST_BUILD_DIR"], "bin", "regiontrace")
-    diff = subprocess.run([cli, "diff", path, path], capture_output=True, text=True)
+    diff = subprocess.run([regiontrace_cli(), "diff", path, path], capture_output=True, text=True)
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "4" in diff.stdout, diff.stdout
 

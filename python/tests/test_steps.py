@@ -12,9 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import clean_env, one_file, run_python
+from conftest import clean_env, one_file, regiontrace_cli, run_python
 
-CLI = os.path.join(os.environ.get("RT_TEST_BUILD_DIR", ""), "bin", "regiontrace")
 
 LOOP = """
 import time, torch, regiontrace
@@ -52,7 +51,7 @@ def step_spans(trace):
 
 
 def cli(*args):
-    proc = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([regiontrace_cli(), *args], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 

@@ -154,13 +154,34 @@ bool has_gz_suffix(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
+bool is_stream_output(const std::string& path) {
+  if (path == "-") return true;
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode);
+}
+
 // gzip at the SDK writer's default level, 6, zlib's (as gzwrite's before).
-OutputFile::OutputFile(const std::string& path) : path_(path), file_(path, has_gz_suffix(path)) {
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  if (!is_stream_output(path)) {
+    file_.emplace(path, has_gz_suffix(path));
+  } else if (has_gz_suffix(path)) {
+    throw io_error(path,
+                   "is not a regular file, and a .gz output is written to a file: name a "
+                   "file, or drop .gz to write plain JSON to the stream");
+  } else if (path == "-") {
+    stream_fd_ = STDOUT_FILENO;
+  } else {
+    stream_fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (stream_fd_ < 0) throw io_error(path, std::strerror(errno));
+    owns_stream_fd_ = true;
+  }
   buffer_.reserve(kFlushBytes + (1 << 16));
 }
 
 // The writer removes its temporary file unless committed.
-OutputFile::~OutputFile() = default;
+OutputFile::~OutputFile() {
+  if (owns_stream_fd_) ::close(stream_fd_);
+}
 
 void OutputFile::maybe_flush() {
   if (buffer_.size() >= kFlushBytes) flush();
@@ -177,16 +198,25 @@ void OutputFile::flush() {
 }
 
 void OutputFile::write_through(std::string_view text) {
-  file_.write(text);
+  if (!file_) {
+    while (!text.empty()) {
+      const ssize_t n = ::write(stream_fd_, text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw io_error(path_, std::string("write failed: ") + std::strerror(errno));
+      text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return;
+  }
+  file_->write(text);
   // A full disk stops the command here, not after formatting everything.
-  if (file_.error() != 0) {
-    throw io_error(path_, std::string("write failed: ") + std::strerror(file_.error()));
+  if (file_->error() != 0) {
+    throw io_error(path_, std::string("write failed: ") + std::strerror(file_->error()));
   }
 }
 
 void OutputFile::close() {
   flush();
-  file_.commit();
+  if (file_) file_->commit();
 }
 
 }  // namespace regiontrace::cli

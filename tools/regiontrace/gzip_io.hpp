@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,12 +54,19 @@ std::string input_too_large(const std::string& path);
 
 bool has_gz_suffix(const std::string& path);
 
+// `-` (standard output) or an existing path that is no regular file
+// (/dev/stdout, a FIFO, a terminal): written in place. There is nothing to
+// rename over such a path, and renaming over /dev/stdout would replace the
+// link with a plain file.
+bool is_stream_output(const std::string& path);
+
 // Writes text to a file, through zlib when the path ends in `.gz`: the
 // SDK's TraceFileWriter, so the bytes go to a temporary
 // file beside it, which close() renames into place; close() reports errors
 // (disk full). Destroyed without a successful close() (an error, an
 // exception), it removes the temporary file and leaves an existing file of
-// that name untouched.
+// that name untouched. A stream output (is_stream_output) is written as it
+// goes, uncompressed; a `.gz` name that is a stream is refused.
 class OutputFile {
  public:
   explicit OutputFile(const std::string& path);
@@ -79,7 +87,9 @@ class OutputFile {
 
   std::string path_;
   std::string buffer_;
-  sdk::TraceFileWriter file_;
+  std::optional<sdk::TraceFileWriter> file_;  // a regular file's
+  int stream_fd_ = -1;                        // a stream's
+  bool owns_stream_fd_ = false;
 };
 
 }  // namespace regiontrace::cli

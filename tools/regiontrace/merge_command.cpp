@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "gzip_io.hpp"
 #include "list_option.hpp"
 #include "trace_merge.hpp"
 
@@ -18,33 +19,35 @@ std::string signed_ms(double us) {
 }
 
 int run_merge(const MergeOptions& options) {
+  // With the trace on standard output, what merge says goes beside it.
+  std::ostream& out = is_stream_output(options.output) ? std::cerr : std::cout;
   const MergeSummary summary = merge_traces(options);
   std::size_t traces = 0;
   for (const auto& rank : summary.ranks) traces += rank.inputs.size();
-  std::cout << "merged " << summary.ranks.size() << " ranks (" << traces << " traces, "
-            << summary.events_written << " events) into " << options.output << "\n"
-            << "  clock: "
-            << (summary.clock == "realtime"
-                    ? "wall clock (each trace's clockSync)"
-                    : "each trace's baseTimeNanoseconds (no clockSync in every input)")
-            << "\n";
+  out << "merged " << summary.ranks.size() << " ranks (" << traces << " traces, "
+      << summary.events_written << " events) into " << options.output << "\n"
+      << "  clock: "
+      << (summary.clock == "realtime"
+              ? "wall clock (each trace's clockSync)"
+              : "each trace's baseTimeNanoseconds (no clockSync in every input)")
+      << "\n";
   for (const auto& rank : summary.ranks) {
-    std::cout << "  rank " << rank.rank << " (from " << rank.rank_from << "): pids";
-    for (const auto& [original, pid] : rank.pids) std::cout << " " << original << "->" << pid;
-    std::cout << "\n";
+    out << "  rank " << rank.rank << " (from " << rank.rank_from << "): pids";
+    for (const auto& [original, pid] : rank.pids) out << " " << original << "->" << pid;
+    out << "\n";
     for (const auto& in : rank.inputs) {
-      std::cout << "    " << in.source << (in.kind.empty() ? "" : " [" + in.kind + "]") << ", "
-                << in.events << " events\n";
+      out << "    " << in.source << (in.kind.empty() ? "" : " [" + in.kind + "]") << ", "
+          << in.events << " events\n";
     }
   }
   if (!options.align_on_mark.empty() || options.align_starts) {
-    std::cout << "aligned on "
-              << (options.align_starts ? std::string("the first event of each rank")
-                                       : "mark \"" + options.align_on_mark + "\" #" +
-                                             std::to_string(options.align_occurrence))
-              << "; shift applied per rank:\n";
+    out << "aligned on "
+        << (options.align_starts ? std::string("the first event of each rank")
+                                 : "mark \"" + options.align_on_mark + "\" #" +
+                                       std::to_string(options.align_occurrence))
+        << "; shift applied per rank:\n";
     for (const auto& rank : summary.ranks) {
-      std::cout << "  rank " << rank.rank << ": " << signed_ms(rank.align_shift_us) << "\n";
+      out << "  rank " << rank.rank << ": " << signed_ms(rank.align_shift_us) << "\n";
     }
   }
   return kExitOk;
@@ -84,7 +87,8 @@ const CommandRegistration registration(40, [](CLI::App& app) -> Runner {
   CLI::App* cmd = app.add_subcommand(
       "merge", "Put per-rank Chrome/Perfetto traces (.json or .json.gz) on one timeline");
   cmd->add_option("traces", options->inputs, "Per-rank trace files")->required();
-  cmd->add_option("-o,--output", options->output, "Merged trace (.json, or .json.gz to compress)")
+  cmd->add_option("-o,--output", options->output,
+                  "Merged trace (.json, or .json.gz to compress; - for standard output)")
       ->required();
   // A plain string split here: a CLI11 vector option would swallow the
   // trace files that follow it.

@@ -95,7 +95,10 @@ int run_report(const ReportArguments& args) {
     out.buffer() += report_html(report);
     out.close();
   }
-  if (args.json) {
+  if (args.html == "-") {
+    // The page is the output; the findings still reach the terminal.
+    print_report_text(std::cerr, report);
+  } else if (args.json) {
     std::cout << report_json(report);
   } else {
     print_report_text(std::cout, report);
@@ -118,7 +121,8 @@ const CommandRegistration registration(60, [](CLI::App& app) -> Runner {
       ->required();
   cmd->add_flag("--json", args->json, "Print one JSON object instead of tables");
   cmd->add_option("--html", args->html,
-                  "Also write a self-contained HTML page with a plot per region");
+                  "Also write a self-contained HTML page with a plot per region (- for standard "
+                  "output, the tables then going to standard error)");
   cmd->add_option("--threshold", args->criteria.threshold,
                   "A rank is slow in a step when above the median by more than this share of it")
       ->capture_default_str()

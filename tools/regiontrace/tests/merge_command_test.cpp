@@ -3,6 +3,8 @@
 // timestamps, metadata, gzip in and out.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <map>
 #include <optional>
 #include <set>
@@ -259,6 +261,50 @@ TEST_F(MergeCommand, RanksFromFileNamesAndPlainJsonOutput) {
   EXPECT_EQ(events_of(merged, pids.at("rank 0")).size(), 1u + 1u + 2u + 2u);
   EXPECT_EQ(events_of(merged, pids.at("rank 1")).size(), 1u + 1u + 4u + 2u);
   EXPECT_EQ(merged["regiontrace_merge"]["ranks"][0]["rank_from"], "file name");
+}
+
+// `-o -` and `-o /dev/stdout` write the merged trace to standard output
+// (what merge says goes to standard error then), and /dev/stdout stays the
+// link it was: the output is written in place, not renamed over it. A pipe
+// behind a path (a FIFO) is written the same way.
+TEST_F(MergeCommand, StandardOutputAndStreamsAreWrittenInPlace) {
+  RankTraceSpec r0;
+  RankTraceSpec r1;
+  r1.ops = 4;
+  const auto a = write_trace("trace_rank0.json", rank_trace(r0));
+  const auto b = write_trace("trace_rank1.json", rank_trace(r1));
+  const std::string inputs = shell_quoted(a) + " " + shell_quoted(b);
+  struct stat before {};
+  ASSERT_EQ(::lstat("/dev/stdout", &before), 0);
+  for (const std::string output : {"-", "/dev/stdout"}) {
+    const CommandResult r = run_cli_stdout("merge " + inputs + " -o " + output);
+    ASSERT_EQ(r.exit_code, 0) << output << "\n" << r.output;
+    const json merged = json::parse(r.output);  // the trace alone: the summary went to stderr
+    const auto pids = process_pids(merged);
+    ASSERT_EQ(pids.size(), 2u) << output;
+    EXPECT_EQ(events_of(merged, pids.at("rank 1")).size(), 1u + 1u + 4u + 2u) << output;
+  }
+  struct stat after {};
+  ASSERT_EQ(::lstat("/dev/stdout", &after), 0);
+  EXPECT_TRUE(S_ISLNK(after.st_mode)) << "/dev/stdout was replaced";
+  EXPECT_EQ(before.st_ino, after.st_ino);
+
+  const std::string fifo = dir_.file("merged.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CommandResult piped = run_command("( cat " + shell_quoted(fifo) + " > " +
+                                          shell_quoted(dir_.file("from_fifo.json")) + " & " +
+                                          shell_quoted(REGIONTRACE_CLI) + " merge " + inputs +
+                                          " -o " + shell_quoted(fifo) + "; wait )");
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(process_pids(json::parse(read_file(dir_.file("from_fifo.json")))).size(), 2u);
+  // Compressing into a stream is refused, before anything waits on it.
+  const std::string gz_fifo = dir_.file("merged.json.gz");
+  ASSERT_EQ(::mkfifo(gz_fifo.c_str(), 0600), 0);
+  const CommandResult gz = run_cli("merge " + inputs + " -o " + shell_quoted(gz_fifo));
+  EXPECT_EQ(gz.exit_code, 2) << gz.output;
+  EXPECT_NE(gz.output.find("is not a regular file, and a .gz output is written to a file"),
+            std::string::npos)
+      << gz.output;
 }
 
 TEST_F(MergeCommand, RankFromTheTorchProfilerSinksMetadata) {

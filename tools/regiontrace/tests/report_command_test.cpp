@@ -176,6 +176,23 @@ TEST_F(ReportCommand, TextTablesAndHtmlWithOneSeriesPerRank) {
   EXPECT_GT(urls, 0u);
 }
 
+// `--html -`: the page on standard output, byte for byte what a file gets;
+// the tables go to standard error.
+TEST_F(ReportCommand, HtmlToStandardOutput) {
+  std::string inputs;
+  for (int rank = 0; rank < 4; ++rank) {
+    inputs += " " + shell_quoted(dir_.file("trace_rank" + std::to_string(rank) + ".json.gz"));
+  }
+  const std::string html = dir_.file("report.html");
+  ASSERT_EQ(run_cli("report --html " + shell_quoted(html) + inputs).exit_code, 0);
+  const auto piped = run_cli_stdout("report --html -" + inputs);
+  ASSERT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(piped.output, read_file(html));
+  const auto both = run_cli("report --html -" + inputs);
+  EXPECT_NE(both.output.find("training_step: rank 2 in 3 of 3 steps"), std::string::npos)
+      << both.output;
+}
+
 TEST_F(ReportCommand, OneTraceCountsPerRankAndMemoryPeaksAreCompared) {
   // A timeline trace of rank 0 with fewer region spans: read, not counted.
   write_file(dir_.file("timeline_rank0_pid100.json"),

@@ -25,6 +25,7 @@
 
 #include "calls_under_way.hpp"
 #include "collected_profile.hpp"
+#include "kineto_first_init.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -429,6 +430,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
         "the application runs the torch profiler itself (started for the process or on another "
         "thread; libtorch has one profiler per process)");
   }
+  init_kineto_on_this_thread();
   try {
     on_own_thread([&] {
       prof::prepareProfiler(config, activities);
@@ -606,6 +608,7 @@ void ProfilerSession::prime(const ProfilerOptions& options) {
   if (options.cuda) activities.insert(ActivityType::CUDA);
   // The session start says why it cannot run.
   if (g_forked_from_live_session.load() || application_profiler_started()) return;
+  init_kineto_on_this_thread();
   try {
     on_own_thread([&] {
       // The callback registry (libtorch builds it on first use).

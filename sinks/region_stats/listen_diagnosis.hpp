@@ -1,7 +1,5 @@
-// Why the metrics endpoint could not listen. civetweb only says "possible
-// problem binding to port"; binding the address ourselves tells a port in
-// use from an address this host does not have, and, when our own bind
-// succeeds, from an HTTP server built without IPv6 (Debian's civetweb).
+// Why the metrics endpoint could not listen, from the error its bind or
+// listen returned, and a port to suggest instead.
 #pragma once
 
 #include <string>
@@ -10,8 +8,9 @@
 
 namespace regiontrace::region_stats {
 
-// A sentence for the error message, starting lower-case.
-std::string diagnose_listen_failure(const ListenAddress& address);
+// A sentence for the error message, starting lower-case: a port in use, an
+// address this host does not have, a port that needs privileges.
+std::string listen_error_text(const ListenAddress& address, int error);
 
 // A port of `address`'s host that is free now (the system's choice), or 0.
 // The error suggests it rather than a fixed example that may be the very

@@ -4,10 +4,8 @@
 // not derived from the percentile histogram.
 #pragma once
 
-#include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,16 +18,5 @@ std::vector<prometheus::MetricFamily> metric_families(const std::vector<PathSumm
                                                       int rank);
 // The text exposition format (what /metrics serves and the textfile holds).
 std::string exposition_text(const std::vector<prometheus::MetricFamily>& families);
-
-// Collects by calling `collect` at each scrape (on the server's thread).
-class CallbackCollectable : public prometheus::Collectable {
- public:
-  using Callback = std::function<std::vector<prometheus::MetricFamily>()>;
-  explicit CallbackCollectable(Callback collect) : collect_(std::move(collect)) {}
-  std::vector<prometheus::MetricFamily> Collect() const override { return collect_(); }
-
- private:
-  Callback collect_;
-};
 
 }  // namespace regiontrace::region_stats

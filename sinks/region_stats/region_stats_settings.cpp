@@ -57,7 +57,7 @@ ListenAddress parse_listen_address(const std::string& value) {
     if (colon != 0) a.host = value.substr(0, colon);
   }
   if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']') {
-    // civetweb takes IPv6 as "[::1]:port"; keep the brackets.
+    // IPv6 as "[::1]:port": the brackets stay, as a URL writes them.
   } else if (a.host.find_first_of(" /[]") != std::string::npos || a.host.empty()) {
     throw std::invalid_argument("`" + value + "` has no usable host" + valid);
   }

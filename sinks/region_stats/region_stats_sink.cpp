@@ -1,12 +1,11 @@
 #include "region_stats_sink.hpp"
 
-#include <prometheus/exposer.h>
-
 #include <cmath>
 #include <iostream>
 #include <stdexcept>
 
 #include "listen_diagnosis.hpp"
+#include "metrics_server.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "stats_json.hpp"
 #include "stats_table.hpp"
@@ -29,36 +28,24 @@ RegionStatsSink::RegionStatsSink(const SinkContext& ctx)
       start_ns_(ctx.now_ns() != 0 ? ctx.now_ns() : start_pair_.monotonic_ns),
       threads_(bounds_in_ns(settings_.prometheus_buckets),
                static_cast<std::size_t>(settings_.max_steps)) {
-  if (!settings_.prometheus_listen.empty() || !settings_.prometheus_textfile.empty()) {
-    collectable_ = std::make_shared<CallbackCollectable>([this] { return collect(); });
-  }
   if (!settings_.prometheus_listen.empty()) {
+    const ListenAddress address = parse_listen_address(settings_.prometheus_listen);
     try {
-      // Scrapes must be answered while slow or idle clients are connected:
-      // each connection holds a worker until its request comes or
-      // request_timeout_ms passes (civetweb's default, 30 s, let two idle
-      // sockets take the endpoint offline). 16 workers, 2 s each, no
-      // keep-alive: a dozen idle clients leave scrapes answered.
-      exposer_ = std::make_unique<prometheus::Exposer>(
-          std::vector<std::string>{"listening_ports", settings_.prometheus_listen, "num_threads",
-                                   "16", "request_timeout_ms", "2000", "enable_keep_alive", "no"});
-    } catch (const std::exception&) {
-      const ListenAddress address = parse_listen_address(settings_.prometheus_listen);
+      server_ =
+          std::make_unique<MetricsServer>(address, [this] { return exposition_text(collect()); });
+    } catch (const std::invalid_argument& e) {
       const int free = free_port_on(address);
       const std::string instead =
           free != 0 ? address.host + ":" + std::to_string(free) + " (free now)" : "another port";
-      throw std::invalid_argument(
-          "prometheus_listen: cannot serve metrics on `" + settings_.prometheus_listen +
-          "`: " + diagnose_listen_failure(address) + "; give " + instead + ", or " + address.host +
-          ":0 to take a free port (the one taken is logged), or leave "
-          "prometheus_listen empty");
+      throw std::invalid_argument("prometheus_listen: cannot serve metrics on `" +
+                                  settings_.prometheus_listen + "`: " + e.what() + "; give " +
+                                  instead + ", or " + address.host +
+                                  ":0 to take a free port (the one taken is logged), or leave "
+                                  "prometheus_listen empty");
     }
-    exposer_->RegisterCollectable(collectable_);
     // Port 0: the system chose; say which, since scrapers need it.
-    ListenAddress served = parse_listen_address(settings_.prometheus_listen);
-    if (const std::vector<int> ports = exposer_->GetListeningPorts(); !ports.empty()) {
-      served.port = ports.front();
-    }
+    ListenAddress served = address;
+    served.port = server_->port();
     ctx_.info("serving Prometheus metrics on http://" + served.text() + "/metrics" +
               (served.text() == settings_.prometheus_listen
                    ? std::string()
@@ -101,7 +88,7 @@ void RegionStatsSink::close() {
   // The last values reach the textfile; the endpoint goes before the report
   // so no scrape races the end of the process.
   if (textfile_) textfile_->stop();
-  exposer_.reset();
+  server_.reset();
   write_outputs();
 }
 

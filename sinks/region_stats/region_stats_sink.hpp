@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "metrics_server.hpp"
 #include "prometheus_metrics.hpp"
 #include "region_stats_settings.hpp"
 #include "regiontrace/plugin.hpp"
@@ -16,10 +17,6 @@
 #include "stats_report.hpp"
 #include "textfile_exporter.hpp"
 #include "thread_registry.hpp"
-
-namespace prometheus {
-class Exposer;
-}
 
 namespace regiontrace::region_stats {
 
@@ -57,8 +54,7 @@ class RegionStatsSink : public Sink {
   std::deque<StepSpan> step_spans_;
   std::uint64_t steps_seen_ = 0;
 
-  std::shared_ptr<CallbackCollectable> collectable_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsServer> server_;
   std::unique_ptr<TextfileExporter> textfile_;
 };
 

@@ -143,7 +143,7 @@ pass "a Python program's torch trace, read by regiontrace summary from PATH"
 # programs of the build tree and run in ctest only.
 suites=()
 for s in api observe trace_modules fastvideo fastvideo_own_tests torch_profiler kineto_format \
-  fastvideo_side_by_side steps; do
+  fastvideo_side_by_side steps metrics_endpoint; do
   suites+=("$root/python/tests/test_$s.py")
 done
 env -u RT_TEST_BUILD_DIR "$py" -m pytest -q -p no:cacheprovider --basetemp="$work/pytest" \

@@ -54,10 +54,10 @@ def _cli(*args):
     return json.loads(proc.stdout)
 
 
-def _run_ranks(tmp_path_factory, program):
+def _run_ranks(tmp_path_factory, program, name="hta_out"):
     """The output folder of one 4-rank mpirun of `program` (a command line):
     the traces alone."""
-    out = tmp_path_factory.mktemp("hta_out")
+    out = tmp_path_factory.mktemp(name)
     env = clean_env(REGIONTRACE_PLUGIN_PATH=_required("RT_TEST_PLUGIN_DIR"),
                     REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=out,
                     REGIONTRACE_TORCH_PROFILER_LAYOUT="traces",
@@ -224,9 +224,14 @@ def test_call_stacks_nest_as_regiontrace_summary_counts_self_time(job):
 def test_aten_ops_of_a_libtorch_job_agree_with_regiontrace_summary(torch_job):
     # The same checks on traces that hold libtorch's own events: every rank
     # and step, each cpu_op's calls and total time as `regiontrace summary`
-    # counts them.
+    # counts them, and HTA's call stacks putting each op under its region.
+    from hta.common.call_stack import CallGraph
     a = _load(torch_job, include_last_profiler_step=True)
     assert set(a.t.get_ranks()) == RANKS
+    CallGraph(a.t, ranks=sorted(RANKS))
+    region = "regiontrace.region::profiler_region_training_"
+    under = {"aten::mm": region + "step", "aten::sin": region + "backward",
+             "aten::tan": region + "validation"}
     for rank, path in a.t.trace_files.items():
         assert f"_rank{rank}_" in os.path.basename(path), (rank, path)
         assert [int(i) for i in a.t.get_iterations(rank)] == list(range(STEPS)), rank
@@ -240,7 +245,41 @@ def test_aten_ops_of_a_libtorch_job_agree_with_regiontrace_summary(torch_job):
             mine = ops[ops["s_name"] == name]
             assert len(mine) == row["calls"], (rank, name)
             assert mine["dur"].sum() == pytest.approx(row["total_us"], abs=row["calls"] * 1.0)
+        by_index = df.set_index("index")
+        for name, span in under.items():
+            for parent in ops[ops["s_name"] == name]["parent"]:
+                assert by_index.loc[parent, "s_name"] == span, (rank, name)
         assert len(ops[ops["s_name"] == "aten::mm"]) == STEPS
+
+
+def _truncated_spans(trace):
+    """(training_backward spans, those that do not hold their step's
+    aten::sin): a region the exporter clipped, libtorch's op clock running
+    tens of ns ahead of regiontrace's while mm ends just before it begins."""
+    with gzip.open(trace, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    spans = [e for e in events
+             if e["name"] == "regiontrace.region::profiler_region_training_backward"]
+    sins = [e for e in events if e["name"] == "aten::sin"]
+
+    def holds(span, op):
+        return span["ts"] <= op["ts"] and op["ts"] + op["dur"] <= span["ts"] + span["dur"]
+    return len(spans), sum(1 for s in spans if not any(holds(s, o) for o in sins))
+
+
+def test_region_spans_are_as_long_as_their_regions_were(tmp_path_factory):
+    """4 ranks x 100 steps of training_step { mm; training_backward { sin } },
+    three times: no training_backward span is written shorter than the sin it
+    holds (82 of 1,200 were, before the exporter stopped cutting a region at
+    the end of the op stamped before it)."""
+    steps = 100
+    for run in range(3):
+        out = _run_ranks(tmp_path_factory,
+                         [_required("RT_TEST_TORCH_WORKLOAD"), "loop", str(steps)],
+                         name=f"truncation_{run}")
+        counts = [_truncated_spans(t) for t in sorted(glob.glob(str(out / "*.pt.trace.json.gz")))]
+        assert [n for n, _ in counts] == [steps] * 4, (run, counts)
+        assert sum(bad for _, bad in counts) == 0, (run, counts)
 
 
 def test_trace_diff_of_two_runs_agrees_with_regiontrace_summary(job, second_job):

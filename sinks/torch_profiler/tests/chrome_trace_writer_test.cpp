@@ -399,10 +399,11 @@ TEST(ChromeTraceWriter, ListsTheGpusUnderKinetosDevicePropertyNames) {
   EXPECT_EQ(t["deviceProperties"][1]["id"], 1);
 }
 
-// The trace: libtorch 1.13 stamps whole microseconds, so aten::copy_
-// [813.895, 816.895] came out 1 us past the aten::_to_copy [799.895, 815.895]
-// that called it, and an op could start before its region. Written, the
-// child is clamped into its parent and the op into its region.
+// Whole-microsecond stamps (libtorch 1.13's; rounding anywhere) put
+// aten::copy_ [813.895, 816.895] 1 us past the aten::_to_copy [799.895,
+// 815.895] that called it, and an op's start before its region. Written, the
+// child is clamped into its parent, an op mostly inside the region into it,
+// and one mostly after it after it; the region keeps its stamps.
 TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
   TempDir dir;
   TraceData d = sample();
@@ -439,9 +440,10 @@ TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
   // Clamped to end with _to_copy at 17, and 1 ns before it (slice_times.hpp).
   EXPECT_DOUBLE_EQ(copy["dur"].get<double>(), 1.999);
   const json& add = *find(t, "aten::add");
-  // Clamped to end with the region, 1 ns before it: the region ends between
-  // two microseconds, where a viewer's sums in doubles may not agree.
-  EXPECT_DOUBLE_EQ(add["ts"].get<double>() + add["dur"].get<double>(), 4000.104);
+  // [4999, 5002] us crosses the region's end at 5000.105, mostly after it:
+  // it ran after the region, and begins 1 ns after the region's end.
+  EXPECT_DOUBLE_EQ(add["ts"].get<double>(), 4000.106);
+  EXPECT_DOUBLE_EQ(add["ts"].get<double>() + add["dur"].get<double>(), 4002);
 
   // The summary's rule gives the same clamped times.
   std::vector<nesting::Span> spans = {{d.spans[0].start_ns, d.spans[0].end_ns, true}};
@@ -449,6 +451,51 @@ TEST(ChromeTraceWriter, ChildrenAreClampedIntoTheirParentsAsWritten) {
   const nesting::Nested n = nesting::nest(spans);
   EXPECT_EQ(n.clamped_end[3] - kBase - 1'000'105, 16'895);
   EXPECT_EQ(n.clamped_start[1] - kBase - 1'000'105, 0);
+}
+
+// libtorch's op clock runs tens of ns ahead of the regions': the aten::mm
+// that ended just before a region began is stamped ending 40 ns inside it.
+// The region is written with its own stamps and the op is cut at the
+// region's start (the region was cut to 40 ns, ending with the mm).
+TEST(ChromeTraceWriter, ARegionIsWrittenAsLongAsItWasWhateverTheOpsClock) {
+  TempDir dir;
+  TraceData d = sample();
+  d.ops.clear();
+  d.markers.clear();
+  d.region_names = {"", "denoise", "backward"};
+  RegionSpan backward = d.spans[0];
+  backward.region = 2;
+  backward.start_ns = kBase + 3'000'000;
+  backward.end_ns = kBase + 4'000'000;
+  backward.path = "pipeline/denoise/backward";
+  backward.depth = 2;
+  d.spans.push_back(backward);
+  auto op = [&](const char* name, std::int64_t start, std::int64_t end) {
+    OpRecord o;
+    o.name = name;
+    o.thread = 11;
+    o.start_ns = kBase + start;
+    o.duration_ns = end - start;
+    d.ops.push_back(o);
+  };
+  op("aten::mm", 2'000'000, 3'000'040);
+  op("aten::sin", 3'500'000, 3'600'000);
+  const json t = write(d, {}, dir);
+  EXPECT_EQ(regiontrace::test::check_trace_nesting(t).violation_count, 0);
+  const json& span = *find(t, "fastvideo.region::backward");
+  EXPECT_EQ(span["dur"], 1000) << span;  // as recorded: [3 ms, 4 ms)
+  const json& mm = *find(t, "aten::mm");
+  EXPECT_LE(mm["ts"].get<double>() + mm["dur"].get<double>(), span["ts"].get<double>()) << mm;
+  const json& sin = *find(t, "aten::sin");
+  EXPECT_EQ(sin["dur"], 100);
+
+  // A short op that ended 300 ns before the region began keeps its 500 ns
+  // (it was written as a 1 ns slice inside the region).
+  d.ops.clear();
+  op("aten::neg", 2'999'200, 2'999'700);
+  const json u = write(d, {}, dir);
+  EXPECT_DOUBLE_EQ((*find(u, "aten::neg"))["dur"].get<double>(), 0.5);
+  EXPECT_EQ((*find(u, "fastvideo.region::backward"))["dur"], 1000);
 }
 
 // An op stamped with no duration (it took less than libtorch's microsecond)

@@ -5,18 +5,23 @@
 // through the SDK, the CLI (which reads the SDK's JSON helpers already) too.
 //
 // The rule, for spans [start, end) in integer nanoseconds on one thread:
+// - Crossings first: an op and a region of one thread cannot overlap in part
+//   as the program ran (both are scopes of that thread), but libtorch stamps
+//   ops on its own clock (a TSC converter), tens of nanoseconds off
+//   regiontrace's: an op that ended just before a region began is stamped
+//   ending inside it, one that began just after, beginning before it. An op
+//   that crosses one boundary of a region (the region's other boundary
+//   outside the op) is cut at that boundary, on the side where less of it
+//   lies. The region keeps its own stamps: its duration is never changed by
+//   an op. A region wholly inside an op is its child (user code under an
+//   autograd node, say).
 // - Order: by start, region spans first among equal starts, then the longer
 //   first, then input order (the trace's file order).
-//   A region span sorts as if it began kRegionLead earlier: libtorch 1.x
-//   stamps op starts in whole microseconds, rounded down, so an op that ran
-//   inside a region can appear to start up to 1 us before the region did.
-//   (The price: an op that ended less than 1 us before a region began nests
-//   in it with no time.)
 // - A span that starts before the innermost open span ends is its child;
 //   open spans that ended first are closed.
-// - A child is clamped into its (clamped) parent: whole-microsecond stamps
-//   put a child up to 1 us past its parent's end, and a child cannot outlast
-//   the call that made it.
+// - A child is clamped into its (clamped) parent: a child cannot outlast
+//   the call that made it (two ops, or two regions, stamped on one clock
+//   cross only by rounding).
 // - Self time: the clamped duration minus the children's clamped durations.
 //   The self times of a tree add up to its root's duration.
 #pragma once
@@ -28,8 +33,6 @@
 #include <vector>
 
 namespace regiontrace::nesting {
-
-inline constexpr std::int64_t kRegionLead = 1000;  // ns
 
 struct Span {
   std::int64_t start = 0;
@@ -45,8 +48,67 @@ struct Nested {
   std::vector<std::int64_t> clamped_end;
 };
 
-// `spans`: one thread's spans, in file order.
-inline Nested nest(const std::vector<Span>& spans) {
+// The crossings rule above: the op spans of `spans` cut where they cross a
+// region's boundary. Regions are left as they are.
+inline std::vector<Span> without_crossings(std::vector<Span> spans) {
+  struct Boundary {
+    std::int64_t time;
+    std::size_t region;
+    bool start;
+  };
+  std::vector<Boundary> bounds;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (!spans[i].region) continue;
+    bounds.push_back({spans[i].start, i, true});
+    bounds.push_back({std::max(spans[i].start, spans[i].end), i, false});
+  }
+  if (bounds.empty()) return spans;
+  std::sort(bounds.begin(), bounds.end(),
+            [](const Boundary& a, const Boundary& b) { return a.time < b.time; });
+  auto after = [&](std::int64_t t) {
+    return std::upper_bound(bounds.begin(), bounds.end(), t,
+                            [](std::int64_t v, const Boundary& b) { return v < b.time; });
+  };
+  for (Span& op : spans) {
+    if (op.region) continue;
+    op.end = std::max(op.start, op.end);
+    // Each cut moves a boundary out of (start, end): at most one per boundary.
+    for (bool cut = true; cut && op.end - op.start > 1;) {
+      cut = false;
+      const auto first = after(op.start);
+      const auto last =
+          std::lower_bound(first, bounds.end(), op.end,
+                           [](const Boundary& b, std::int64_t v) { return b.time < v; });
+      for (auto b = first; b != last; ++b) {
+        const Span& r = spans[b->region];
+        const std::int64_t other = b->start ? std::max(r.start, r.end) : r.start;
+        if (other > op.start && other < op.end) continue;  // the region is inside the op
+        const std::int64_t before = b->time - op.start;
+        const std::int64_t beyond = op.end - b->time;
+        // At a region's start the op ran before it or inside it; at its end,
+        // inside it or after it: the larger part of the op says which, and
+        // the smaller one, the clocks' disagreement, goes.
+        if (before >= beyond) {
+          op.end = b->time;
+        } else if (b->start) {
+          op.start = b->time;
+        } else {
+          // After the region: 1 ns later, so that the region, not the op,
+          // keeps the boundary (a slice that ends where the next begins is
+          // written 1 ns shorter: slice_times.hpp).
+          op.start = std::min(b->time + 1, op.end);
+        }
+        cut = true;
+        break;
+      }
+    }
+  }
+  return spans;
+}
+
+// `input`: one thread's spans, in file order.
+inline Nested nest(const std::vector<Span>& input) {
+  const std::vector<Span> spans = without_crossings(input);
   const std::size_t n = spans.size();
   Nested out;
   out.self.assign(n, 0);
@@ -55,9 +117,8 @@ inline Nested nest(const std::vector<Span>& spans) {
   out.clamped_end.resize(n);
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  auto key = [&](std::size_t i) { return spans[i].start - (spans[i].region ? kRegionLead : 0); };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (key(a) != key(b)) return key(a) < key(b);
+    if (spans[a].start != spans[b].start) return spans[a].start < spans[b].start;
     if (spans[a].region != spans[b].region) return spans[a].region;
     const std::int64_t da = spans[a].end - spans[a].start;
     const std::int64_t db = spans[b].end - spans[b].start;

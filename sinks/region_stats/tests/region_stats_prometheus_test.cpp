@@ -202,25 +202,7 @@ TEST(RegionStatsPrometheus, AMalformedListenAddressStopsStartUpNamingKeyAndValue
 // path (404), another method (405, naming the allowed ones), a query
 // string on /metrics (served), and a request line split over packets.
 std::string raw_request(int port, const std::vector<std::string>& pieces) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(fd);
-    return {};
-  }
-  for (const std::string& piece : pieces) {
-    ::send(fd, piece.data(), piece.size(), 0);
-    sleep_ms(20);
-  }
-  std::string reply;
-  char buf[4096];
-  ssize_t n = 0;
-  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) reply.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return reply;
+  return http_exchange(port, pieces).value_or(std::string());
 }
 
 TEST(RegionStatsPrometheus, TheServerAnswersWhatIsNotAScrapeAsHttpSays) {

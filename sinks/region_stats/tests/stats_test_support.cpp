@@ -5,9 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "test_support.hpp"
 
@@ -51,7 +53,7 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
-std::optional<HttpResponse> http_get(int port, const std::string& target) {
+std::optional<std::string> http_exchange(int port, const std::vector<std::string>& pieces) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return std::nullopt;
   sockaddr_in a{};
@@ -62,9 +64,10 @@ std::optional<HttpResponse> http_get(int port, const std::string& target) {
     ::close(fd);
     return std::nullopt;
   }
-  const std::string request =
-      "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  ::send(fd, request.data(), request.size(), 0);
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (k > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ::send(fd, pieces[k].data(), pieces[k].size(), 0);
+  }
   std::string raw;
   char buf[4096];
   for (;;) {
@@ -73,11 +76,18 @@ std::optional<HttpResponse> http_get(int port, const std::string& target) {
     raw.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  return raw;
+}
+
+std::optional<HttpResponse> http_get(int port, const std::string& target) {
+  const std::optional<std::string> raw = http_exchange(
+      port, {"GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"});
+  if (!raw) return std::nullopt;
   HttpResponse r;
-  if (raw.rfind("HTTP/", 0) != 0) return r;
-  r.status = std::atoi(raw.c_str() + raw.find(' ') + 1);
-  const auto body = raw.find("\r\n\r\n");
-  if (body != std::string::npos) r.body = raw.substr(body + 4);
+  if (raw->rfind("HTTP/", 0) != 0) return r;
+  r.status = std::atoi(raw->c_str() + raw->find(' ') + 1);
+  const auto body = raw->find("\r\n\r\n");
+  if (body != std::string::npos) r.body = raw->substr(body + 4);
   return r;
 }
 

@@ -31,6 +31,9 @@ struct HttpResponse {
 };
 // GET over a plain TCP socket to 127.0.0.1:port; nullopt when it cannot connect.
 std::optional<HttpResponse> http_get(int port, const std::string& target);
+// Sends `pieces` 20 ms apart and returns all the server answered before it
+// closed; nullopt when it cannot connect.
+std::optional<std::string> http_exchange(int port, const std::vector<std::string>& pieces);
 
 // One sample line of the text exposition format.
 struct Sample {

@@ -60,6 +60,16 @@ ChromeTrace ChromeTrace::from_text(const std::string& path, simdjson::padded_str
     return trace;
   }
   simdjson::dom::array events;
+  if (root.type() == element_type::OBJECT) {
+    int members = 0;
+    const simdjson::dom::object top = root.get_object().value_unsafe();
+    for (const simdjson::dom::key_value_pair member : top) {
+      members += member.key == "traceEvents" ? 1 : 0;
+    }
+    // merge and report (trace_event_stream.cpp) refuse the same: readers
+    // take one or the other.
+    if (members > 1) throw std::runtime_error(path + ": a second \"traceEvents\" member");
+  }
   if (root.type() != element_type::OBJECT || root["traceEvents"].get_array().get(events)) {
     throw std::runtime_error(path +
                              ": not a Chrome trace (expected an object with a \"traceEvents\" "

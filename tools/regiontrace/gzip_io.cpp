@@ -150,6 +150,95 @@ PaddedText read_text_file(const std::string& path) {
   return PaddedText(std::move(bytes));
 }
 
+struct DecodedInput::Inflater {
+  z_stream zs{};
+};
+
+DecodedInput::DecodedInput(const std::string& path) : path_(path), fd_(open_input_file(path)) {
+  try {
+    while (raw_.size() < 2 && refill()) {
+    }
+    gzip_ = is_gzip(raw_);
+    if (gzip_) {
+      inflater_ = new Inflater();
+      if (inflateInit2(&inflater_->zs, 15 + 16) != Z_OK) {
+        throw io_error(path, "zlib initialisation failed");
+      }
+    }
+  } catch (...) {
+    delete inflater_;
+    ::close(fd_);
+    throw;
+  }
+}
+
+DecodedInput::~DecodedInput() {
+  if (inflater_ != nullptr) {
+    inflateEnd(&inflater_->zs);
+    delete inflater_;
+  }
+  ::close(fd_);
+}
+
+bool DecodedInput::refill() {
+  if (at_end_) return false;
+  if (raw_pos_ > 0) {
+    raw_.erase(0, raw_pos_);
+    raw_pos_ = 0;
+  }
+  const std::size_t old = raw_.size();
+  raw_.resize(old + (1 << 18));
+  ssize_t n = 0;
+  do {
+    n = ::read(fd_, &raw_[old], raw_.size() - old);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    const int e = errno;
+    raw_.resize(old);
+    throw io_error(path_, std::strerror(e));
+  }
+  raw_.resize(old + static_cast<std::size_t>(n));
+  if (n == 0) at_end_ = true;
+  return n > 0;
+}
+
+std::size_t DecodedInput::read(char* out, std::size_t size) {
+  if (!gzip_) {
+    if (raw_pos_ == raw_.size() && !refill()) return 0;
+    const std::size_t n = std::min(size, raw_.size() - raw_pos_);
+    std::memcpy(out, raw_.data() + raw_pos_, n);
+    raw_pos_ += n;
+    return n;
+  }
+  z_stream& zs = inflater_->zs;
+  for (;;) {
+    if (raw_pos_ == raw_.size() && !refill()) {
+      if (stream_end_) return 0;  // the last member ended with the file
+      throw io_error(path_, "damaged or truncated gzip data (unexpected end of file)");
+    }
+    if (stream_end_) {
+      // Bytes after a member: another member, or damage (inflate says which).
+      inflateReset(&zs);
+      stream_end_ = false;
+    }
+    zs.next_in = reinterpret_cast<Bytef*>(&raw_[raw_pos_]);
+    zs.avail_in = static_cast<uInt>(std::min<std::size_t>(raw_.size() - raw_pos_, 1u << 30));
+    zs.next_out = reinterpret_cast<Bytef*>(out);
+    zs.avail_out = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    raw_pos_ = raw_.size() - zs.avail_in;
+    const std::size_t produced =
+        static_cast<std::size_t>(reinterpret_cast<char*>(zs.next_out) - out);
+    if (rc == Z_STREAM_END) {
+      stream_end_ = true;
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      throw io_error(path_, std::string("damaged or truncated gzip data") +
+                                (zs.msg != nullptr ? std::string(" (") + zs.msg + ")" : ""));
+    }
+    if (produced > 0) return produced;
+  }
+}
+
 bool has_gz_suffix(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }

@@ -45,6 +45,37 @@ PaddedText read_text_file(const std::string& path);
 // the path.
 int open_input_file(const std::string& path);
 
+// An input file read in chunks, inflated when it is gzip (by its magic
+// bytes), by the rules read_text_file() has: concatenated members are one
+// stream, and anything else after a member (trailing garbage) or a member
+// cut short is "damaged or truncated gzip data". merge and report read
+// this way, summary and diff whole: the same files pass and fail.
+class DecodedInput {
+ public:
+  // Throws std::runtime_error naming the path (open_input_file's checks).
+  explicit DecodedInput(const std::string& path);
+  ~DecodedInput();
+  DecodedInput(const DecodedInput&) = delete;
+  DecodedInput& operator=(const DecodedInput&) = delete;
+
+  // Up to `size` bytes of text into `out`; 0 at the end. Throws
+  // std::runtime_error naming the path on damaged gzip data or a read error.
+  std::size_t read(char* out, std::size_t size);
+
+ private:
+  bool refill();  // more raw bytes; false at end of file
+
+  std::string path_;
+  int fd_ = -1;
+  bool gzip_ = false;
+  bool at_end_ = false;      // of the raw file
+  bool stream_end_ = false;  // a gzip member ended and no byte followed yet
+  std::string raw_;
+  std::size_t raw_pos_ = 0;
+  struct Inflater;
+  Inflater* inflater_ = nullptr;
+};
+
 // The most text one input may hold once inflated: REGIONTRACE_MAX_INPUT_MB
 // (default 4096 MiB), so that a small gzip bomb is refused with a message
 // instead of exhausting memory.

@@ -9,6 +9,7 @@
 
 #include "event_fields.hpp"
 #include "gzip_io.hpp"
+#include "json_number_repair.hpp"
 
 #include <unistd.h>
 
@@ -42,17 +43,11 @@ const char* const kNotFinite =
 }  // namespace
 
 TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
-  // A device or pipe (`/dev/zero`) would be read without end: traces are files.
-  const int fd = open_input_file(path);
-  file_ = gzdopen(fd, "rb");
-  if (file_ == nullptr) {
-    close(fd);
-    throw std::runtime_error(path + ": cannot open (" + std::strerror(errno) + ")");
-  }
-  gzbuffer(file_, 1 << 18);
+  // A device or pipe (`/dev/zero`) would be read without end: traces are
+  // files (open_input_file refuses them).
+  input_ = std::make_unique<DecodedInput>(path);
   buffer_.reserve(2 * kChunk);
-  // A constructor that throws runs no destructor: the file is closed here.
-  try {
+  {
     const int first = peek_nonspace();
     if (first == '[') {
       ++pos_;
@@ -66,20 +61,22 @@ TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
           "not a Chrome trace (expected an object with a \"traceEvents\" array, or an array "
           "of events)");
     }
-  } catch (...) {
-    gzclose(file_);
-    file_ = nullptr;
-    throw;
   }
 }
 
-TraceEventStream::~TraceEventStream() {
-  if (file_ != nullptr) gzclose(file_);
-}
+TraceEventStream::~TraceEventStream() = default;
 
-void TraceEventStream::check_utf8(std::string_view text, const std::string& what) const {
-  // What summary and diff refuse (simdjson validates), merge would copy.
+void TraceEventStream::check_json(std::string_view text, const std::string& what) {
+  // What summary and diff refuse, merge would copy and write: the same
+  // parser decides (simdjson, with the number repair summary applies), so a
+  // merged file holds nothing summary or Python's json refuses.
   if (!simdjson::validate_utf8(text.data(), text.size())) fail(what + " is not valid UTF-8");
+  simdjson::dom::element parsed;
+  const simdjson::error_code error = parser_.parse(text.data(), text.size()).get(parsed);
+  if (error == simdjson::SUCCESS) return;
+  const std::string repaired = repair_json_numbers(text);
+  if (repaired != text && parser_.parse(repaired).get(parsed) == simdjson::SUCCESS) return;
+  fail(what + " is not well-formed JSON (" + simdjson::error_message(error) + ")");
 }
 
 void TraceEventStream::fail(const std::string& what) const {
@@ -96,21 +93,15 @@ bool TraceEventStream::fill() {
   }
   const std::size_t old = buffer_.size();
   buffer_.resize(old + kChunk);
-  const int n = gzread(file_, &buffer_[old], static_cast<unsigned>(kChunk));
-  if (n < 0) {
-    int code = 0;
-    const char* message = gzerror(file_, &code);
+  std::size_t n = 0;
+  try {
+    n = input_->read(&buffer_[old], kChunk);
+  } catch (const std::exception& e) {
     buffer_.resize(old);
-    fail(std::string("damaged gzip stream: ") + (message ? message : "read error"));
+    fail(e.what());
   }
-  buffer_.resize(old + static_cast<std::size_t>(n));
-  if (n == 0) {
-    eof_ = true;
-    // zlib reports a gzip stream cut short only here, as a soft error.
-    int code = Z_OK;
-    gzerror(file_, &code);
-    if (code == Z_BUF_ERROR) fail("damaged or truncated gzip data (unexpected end of file)");
-  }
+  buffer_.resize(old + n);
+  if (n == 0) eof_ = true;
   return n > 0;
 }
 
@@ -199,8 +190,8 @@ std::string TraceEventStream::read_key() {
   if (take_nonspace() != '"') fail("expected a key (a string) in the top-level object");
   --pos_;
   const std::size_t end = value_end(pos_);
+  check_json(std::string_view(buffer_).substr(pos_, end - pos_), "a top-level key");
   std::string key = buffer_.substr(pos_ + 1, end - pos_ - 2);
-  check_utf8(key, "a top-level key");
   pos_ = end;
   if (take_nonspace() != ':') fail("expected ':' after key \"" + key + "\"");
   return key;
@@ -221,7 +212,7 @@ void TraceEventStream::read_members_until_events() {
       return;
     }
     const std::size_t end = value_end(pos_);
-    check_utf8(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
+    check_json(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
     members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
     pos_ = end;
     const char c = take_nonspace();
@@ -237,8 +228,10 @@ void TraceEventStream::read_trailer() {
     if (c != ',') fail("expected ',' or '}' after the event array");
     std::string key = read_key();
     if (peek_nonspace() < 0) fail("unexpected end of file after key \"" + key + "\"");
+    // Readers take one or the other: the trace is ambiguous.
+    if (key == "traceEvents") fail("a second \"traceEvents\" member");
     const std::size_t end = value_end(pos_);
-    check_utf8(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
+    check_json(std::string_view(buffer_).substr(pos_, end - pos_), "member \"" + key + "\"");
     members_.emplace_back(std::move(key), buffer_.substr(pos_, end - pos_));
     pos_ = end;
   }
@@ -278,7 +271,7 @@ bool TraceEventStream::next(std::string_view& event) {
   first_event_ = false;
   const std::size_t end = value_end(pos_);
   event = std::string_view(buffer_.data() + pos_, end - pos_);
-  check_utf8(event, "event " + std::to_string(events_));
+  check_json(event, "event " + std::to_string(events_));
   pos_ = end;
   ++events_;
   return true;

@@ -4,19 +4,21 @@
 //
 // It walks the top-level object (or bare array) itself: members before
 // "traceEvents" are the header, members after it the trailer; each member's
-// value and each event are returned as their raw JSON text. Events are
-// checked for balance, for being objects, for valid UTF-8 and for bare
-// NaN/Infinity, not fully validated: callers parse what they need from them
+// value and each event are returned as their raw JSON text, each checked
+// as summary's reader checks the whole file (simdjson, with its number
+// repair): what summary refuses, merge and report refuse too, with the byte
+// offset, and a merged file is valid JSON. Callers parse what they need
 // (EventFields, or simdjson for small parts).
 #pragma once
 
-#include <zlib.h>
-
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "gzip_io.hpp"
 
 namespace regiontrace::cli {
 
@@ -49,7 +51,7 @@ class TraceEventStream {
   enum class State { kEvents, kTrailer, kDone };
 
   [[noreturn]] void fail(const std::string& what) const;
-  void check_utf8(std::string_view text, const std::string& what) const;
+  void check_json(std::string_view text, const std::string& what);
   bool fill();  // appends more input; false at end of file
   int peek_nonspace();
   char take_nonspace();
@@ -59,7 +61,7 @@ class TraceEventStream {
   void read_trailer();
 
   std::string path_;
-  gzFile file_ = nullptr;
+  std::unique_ptr<DecodedInput> input_;
   std::string buffer_;
   std::size_t pos_ = 0;
   std::uint64_t consumed_ = 0;  // bytes dropped from the front of buffer_
@@ -69,6 +71,7 @@ class TraceEventStream {
   bool first_event_ = true;
   std::size_t events_ = 0;
   std::vector<std::pair<std::string, std::string>> members_;
+  simdjson::dom::parser parser_;  // checks each event and member
 };
 
 }  // namespace regiontrace::cli

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <set>
+#include <vector>
 
 #include "cli_test_helpers.hpp"
 
@@ -193,6 +194,61 @@ TEST_F(HostileInputs, NamesAreDecodedOnceAndControlCharactersEscaped) {
   EXPECT_EQ(summary.exit_code, 0) << summary.output;
   EXPECT_EQ(summary.output.find('\x1b'), std::string::npos) << "raw ESC in the summary";
   EXPECT_NE(summary.output.find("red\\e[31mX"), std::string::npos) << summary.output;
+}
+
+// What one reader refuses, all refuse, naming the file: invalid escapes
+// (`\x41`, a short `\u12`), raw control characters, a lone surrogate, a
+// second "traceEvents" member (readers take one or the other), gzip data
+// followed by garbage. merge used to copy the first four into a file that
+// Python's json and summary then refused, and the fifth after its own
+// "traceEvents", which readers then saw empty. Names that are valid JSON
+// (escapes, a surrogate pair) merge into a file every reader opens.
+TEST_F(HostileInputs, EveryReaderRefusesWhatSummaryRefuses) {
+  auto event = [](const std::string& name_json) {
+    return "{\"ph\":\"X\",\"name\":\"" + name_json +
+           "\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,\"args\":{\"step\":0}}";
+  };
+  auto trace = [&](const std::string& name_json) {
+    return "{\"traceEvents\":[" + event(name_json) + "]}";
+  };
+  std::vector<std::pair<std::string, std::string>> bad = {
+      {"x41.json", trace("a\\x41b")},
+      {"u12.json", trace("a\\u12")},
+      {"control.json", trace(std::string("a") + '\x01' + "b")},
+      {"surrogate.json", trace("a\\ud800b")},
+      {"twice.json", trace("a") + ""},
+  };
+  bad.back().second.insert(bad.back().second.size() - 1, ",\"traceEvents\":[]");
+  for (const auto& [name, text] : bad) write_file(dir_.file(name), text);
+  bad.emplace_back("garbage.json.gz", "");
+  write_gzip(dir_.file("garbage.json.gz"), trace("a"));
+  {
+    std::string bytes = read_file(dir_.file("garbage.json.gz"));
+    write_file(dir_.file("garbage.json.gz"), bytes + "garbage!");
+  }
+  const std::string merged = dir_.file("merged.json");
+  for (const auto& [name, text] : bad) {
+    const std::string path = dir_.file(name);
+    for (const std::string& cmd :
+         std::vector<std::string>{"summary", "report", "merge -o " + shell_quoted(merged)}) {
+      const auto r = run_cli(cmd + " " + shell_quoted(path));
+      EXPECT_EQ(r.exit_code, 2) << cmd << " " << name << "\n" << r.output;
+      EXPECT_NE(r.output.find(path + ": "), std::string::npos) << cmd << "\n" << r.output;
+    }
+    EXPECT_FALSE(std::filesystem::exists(merged)) << name;
+  }
+
+  const std::string good = dir_.file("good.json");
+  write_file(good, trace("a\\u0041\\n\\\"\\ud83d\\ude00b"));
+  ASSERT_EQ(run_cli("merge -o " + shell_quoted(merged) + " " + shell_quoted(good)).exit_code, 0);
+  const nlohmann::json doc = nlohmann::json::parse(read_file(merged));
+  bool found = false;
+  for (const auto& e : doc["traceEvents"]) {
+    found = found || e.value("name", "") == "aA\n\"\xf0\x9f\x98\x80" "b";
+  }
+  EXPECT_TRUE(found) << doc.dump();
+  const auto summary = run_cli("summary " + shell_quoted(merged));
+  EXPECT_EQ(summary.exit_code, 0) << summary.output;
 }
 
 }  // namespace

@@ -373,7 +373,7 @@ TEST_F(MergeAlignment, MalformedInputNamesTheFileTheByteAndTheProblem) {
       {"{\"traceEvents\":[]} trailing", "text after the end of the trace"},
       {"{\"traceEvents\":{}}", "\"traceEvents\" is not an array"},
       {"{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1}", "the trace was cut short"},
-      {"{\"traceEvents\":[{\"ph\" \"X\"}]}", "is not a well-formed JSON object"},
+      {"{\"traceEvents\":[{\"ph\" \"X\"}]}", "event 0 is not well-formed JSON"},
       {"nonsense", "not a Chrome trace"}};
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::string path = dir_.file("bad" + std::to_string(i) + ".json");

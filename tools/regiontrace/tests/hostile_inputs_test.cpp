@@ -242,10 +242,10 @@ TEST_F(HostileInputs, EveryReaderRefusesWhatSummaryRefuses) {
   write_file(good, trace("a\\u0041\\n\\\"\\ud83d\\ude00b"));
   ASSERT_EQ(run_cli("merge -o " + shell_quoted(merged) + " " + shell_quoted(good)).exit_code, 0);
   const nlohmann::json doc = nlohmann::json::parse(read_file(merged));
+  // The name decoded: A, a newline, a quote, U+1F600, b.
+  const std::string decoded = std::string("aA\n\"\xf0\x9f\x98\x80") + 'b';
   bool found = false;
-  for (const auto& e : doc["traceEvents"]) {
-    found = found || e.value("name", "") == "aA\n\"\xf0\x9f\x98\x80" "b";
-  }
+  for (const auto& e : doc["traceEvents"]) found = found || e.value("name", "") == decoded;
   EXPECT_TRUE(found) << doc.dump();
   const auto summary = run_cli("summary " + shell_quoted(merged));
   EXPECT_EQ(summary.exit_code, 0) << summary.output;

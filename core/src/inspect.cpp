@@ -191,7 +191,9 @@ SinkFiles find_sinks(const Environment& environment) {
   }
   SinkFiles out;
   for (detail::PluginFile& f : detail::PluginLoader::discover(dirs, &out.errors)) {
-    out.sinks.push_back(SinkFile{std::move(f.sink_name), std::move(f.path), std::move(f.origin)});
+    std::string refusal = detail::PluginLoader::refusal(f);
+    out.sinks.push_back(SinkFile{std::move(f.sink_name), std::move(f.path), std::move(f.origin),
+                                 std::move(refusal)});
   }
   return out;
 }
@@ -200,6 +202,10 @@ PluginSchema sink_schema(const SinkFile& sink) {
   PluginSchema out;
   out.name = sink.name;
   out.path = sink.path;
+  if (!sink.refusal.empty()) {
+    out.error = sink.refusal;  // not loaded: none of its code runs
+    return out;
+  }
   try {
     const detail::LoadedPlugin& p =
         detail::PluginLoader::load(detail::PluginFile{sink.name, sink.path, sink.origin});

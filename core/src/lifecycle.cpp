@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -30,7 +31,14 @@ namespace {
 std::int64_t host_step() {
   return Dispatcher::instance().step();
 }
-const HostApi g_host{&log_from_sink, &now_ns, &host_step};
+// When stop() began closing the sinks; 0 while they run.
+std::atomic<std::int64_t> g_stop_ns{0};
+std::int64_t host_stop_ns() {
+  return g_stop_ns.load(std::memory_order_acquire);
+}
+const HostApi g_host{&log_from_sink, &now_ns, &host_step, &host_stop_ns};
+// Starts that went live in this process: the next one's session number.
+int g_sessions = 0;
 
 std::recursive_mutex& lifecycle_mutex() {
   static std::recursive_mutex* m = new std::recursive_mutex();
@@ -159,6 +167,9 @@ void in_forked_child() {
   // pointer reaches is a leak to LeakSanitizer.
   delete written_config();
   written_config() = nullptr;
+  // Another process: its files carry its own pid, its first session is 0.
+  g_sessions = 0;
+  g_stop_ns.store(0);
 }
 
 void install_process_hooks() {
@@ -188,8 +199,10 @@ std::set<std::string> written_folders(const EffectiveConfig& cfg,
 void write_effective_config(const EffectiveConfig& cfg, const std::set<std::string>& dirs) {
   const std::string json = effective_config_json(cfg);
   // Named like every other output, so runs into one folder never overwrite it.
-  const std::string name = "regiontrace_config_rank" + std::to_string(cfg.rank.rank) + "_pid" +
-                           std::to_string(cfg.pid) + ".json";
+  const std::string session = cfg.session > 0 ? "_" + std::to_string(cfg.session) : "";
+  const std::string name = "regiontrace_config" + session + "_rank" +
+                           std::to_string(cfg.rank.rank) + "_pid" + std::to_string(cfg.pid) +
+                           ".json";
   for (const std::string& dir : dirs) {
     const std::string path = (std::filesystem::path(dir) / name).string();
     // Whole or absent, never cut short: a full disk must not leave invalid
@@ -287,7 +300,7 @@ std::unique_ptr<SinkSlot> build_slot(const SinkSettings& s, int index, const Eff
     return nullptr;
   }
   SinkContext ctx(s.name, s.output_dir, cfg.rank.rank, cfg.rank.local_rank, cfg.rank.world_size,
-                  cfg.pid, &g_host);
+                  cfg.pid, &g_host, cfg.session);
   for (const auto& [k, v] : s.values) ctx.set_value(k, v);
   try {
     slot->sink = s.plugin->descriptor->create(ctx);
@@ -432,6 +445,7 @@ void start(const Options& options, bool explicit_init) {
   mode.create_output_dirs = false;  // made below, only for sinks that get built
   EffectiveConfig cfg = load_configuration(options, capture_environment(), mode);
   cfg.clock_start = clock_start;
+  cfg.session = g_sessions;
   set_log_level(cfg.log_level);
   for (const std::string& c : cfg.catalogs) {
     load_region_catalog_file(c, RegionRegistry::instance());
@@ -446,6 +460,8 @@ void start(const Options& options, bool explicit_init) {
     g_state.store(kStateOff);
     return;
   }
+  g_stop_ns.store(0, std::memory_order_release);
+  ++g_sessions;
   go_live(cfg, std::move(slots));
 }
 
@@ -461,6 +477,9 @@ void stop() {
   const sdk::clock_sync::Pair clock_end = sdk::clock_sync::read();
   g_state.store(kStateOff);
   g_tensors_wanted.store(false);
+  // One end for every sink: what is still open ends here, also in a sink
+  // that closes after another's slow close (a trace export).
+  g_stop_ns.store(now_ns(), std::memory_order_release);
   Dispatcher::instance().stop();
   if (WrittenConfig* w = written_config()) {
     // Again, now with the end pair: the file says when this rank's

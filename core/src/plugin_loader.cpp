@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "plugin_build_note.hpp"
 #include "regiontrace/regiontrace.hpp"
 
 namespace regiontrace::detail {
@@ -54,6 +55,15 @@ std::string abi_mismatch_message(const PluginFile& file, const std::string& plug
          describe(kBuildInfo) + "); rebuild the plugin against this SDK";
 }
 
+std::string stdlib_mismatch_message(const PluginFile& file, const std::string& plugin_build) {
+  return "plugin " + file.path + " (" + file.origin +
+         ") was built with another C++ standard library ABI (" + plugin_build +
+         ") than this libregiontrace (" + describe(kBuildInfo) +
+         "); std::string, std::vector and std::map cross the plugin boundary, so "
+         "rebuild the plugin with the same standard library and "
+         "_GLIBCXX_USE_CXX11_ABI setting";
+}
+
 // Reads the plugin's plain-C build info before any C++ type of it is
 // trusted, and refuses another ABI version or another standard-library ABI
 // (std::string, std::vector and std::map cross the boundary).
@@ -84,14 +94,7 @@ void check_build(const boost::dll::shared_library& lib, const PluginFile& file) 
   }
   const bool same_stdlib = b->stdlib_kind == kBuildInfo.stdlib_kind &&
                            (b->stdlib_kind != 1 || b->cxx11_abi == kBuildInfo.cxx11_abi);
-  if (!same_stdlib) {
-    throw Error("plugin " + file.path + " (" + file.origin +
-                ") was built with another C++ standard library ABI (" + describe(*b) +
-                ") than this libregiontrace (" + describe(kBuildInfo) +
-                "); std::string, std::vector and std::map cross the plugin boundary, so "
-                "rebuild the plugin with the same standard library and "
-                "_GLIBCXX_USE_CXX11_ABI setting");
-  }
+  if (!same_stdlib) throw Error(stdlib_mismatch_message(file, describe(*b)));
 }
 
 }  // namespace
@@ -119,9 +122,13 @@ std::vector<PluginFile> PluginLoader::discover(
       if (it != by_name.end()) {
         std::error_code ec;
         if (fs::equivalent(found[it->second].path, f.path, ec)) return;
-        errors->push_back("sink `" + f.sink_name + "` is provided twice: " +
-                          found[it->second].path + " (" + found[it->second].origin + ") and " +
-                          f.path + " (" + f.origin + "); remove one of them from the plugin path");
+        // Decided by names alone: neither file is loaded, so a file planted
+        // on the path under a built-in's name never runs.
+        found[it->second].ambiguous = true;
+        errors->push_back("sink `" + f.sink_name +
+                          "` is provided twice: " + found[it->second].path + " (" +
+                          found[it->second].origin + ") and " + f.path + " (" + f.origin +
+                          "); neither is loaded; remove one of them from the plugin path");
         return;
       }
       by_name[f.sink_name] = found.size();
@@ -160,11 +167,45 @@ std::vector<PluginFile> PluginLoader::discover(
   return found;
 }
 
+std::string PluginLoader::refusal(const PluginFile& file) {
+  const std::string plugin = "plugin " + file.path + " (" + file.origin + ")";
+  if (file.ambiguous) {
+    return "sink `" + file.sink_name + "` is provided twice on the plugin path; " + plugin +
+           " is not loaded";
+  }
+  const FileBuildFacts facts = read_build_facts(file.path);
+  if (!facts.error.empty()) return plugin + " cannot be loaded: " + facts.error;
+  if (!facts.note) {
+    if (facts.exports_build_info || facts.exports_abi_version) {
+      // Every plugin of ABI 7 and later carries the note.
+      return "plugin " + file.path + " (" + file.origin +
+             ") was built against an earlier regiontrace SDK (ABI before 7: its file has no "
+             "build-info note), but this libregiontrace speaks version " +
+             std::to_string(kAbiVersion) + " (" + describe(kBuildInfo) +
+             "); rebuild the plugin against this SDK";
+    }
+    return plugin +
+           " is not a regiontrace plugin: it has no regiontrace build-info note and does not "
+           "export regiontrace_plugin_build_info/regiontrace_plugin_descriptor (a sink is "
+           "exported with REGIONTRACE_SINK_PLUGIN)";
+  }
+  const BuildNote& b = *facts.note;
+  if (b.abi_version != static_cast<std::uint32_t>(kAbiVersion)) {
+    return abi_mismatch_message(file, std::to_string(b.abi_version), b.text);
+  }
+  const bool same_stdlib = b.stdlib_kind == kBuildInfo.stdlib_kind &&
+                           (b.stdlib_kind != 1 || b.cxx11_abi == kBuildInfo.cxx11_abi);
+  if (!same_stdlib) return stdlib_mismatch_message(file, b.text);
+  return {};
+}
+
 const LoadedPlugin& PluginLoader::load(const PluginFile& file) {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.by_path.find(file.path);
   if (it != c.by_path.end()) return *it->second;
+  // Before dlopen: a refused file's constructors never run.
+  if (const std::string why = refusal(file); !why.empty()) throw Error(why);
 
   boost::dll::shared_library lib;
   boost::dll::fs::error_code ec;

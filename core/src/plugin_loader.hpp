@@ -19,6 +19,9 @@ struct PluginFile {
   std::string sink_name;  // empty for an explicit file until it is loaded
   std::string path;
   std::string origin;  // which setting named its folder, for messages
+  // Another file on the path is named for the same sink: discover()
+  // reported it, and neither file is ever loaded.
+  bool ambiguous = false;
 };
 
 struct LoadedPlugin {
@@ -39,13 +42,20 @@ class REGIONTRACE_INTERNAL PluginLoader {
   static std::string builtin_dir();
 
   // `dirs` pairs a folder (or .so file) with the setting that named it.
-  // Missing folders and files, and two files for one sink name, are errors.
+  // Missing folders and files, and two files for one sink name, are errors
+  // (the first file of such a name is returned, marked ambiguous). Loads
+  // nothing.
   static std::vector<PluginFile> discover(
       const std::vector<std::pair<std::string, std::string>>& dirs,
       std::vector<std::string>* errors);
 
-  // Loads (once per process; never unloaded) and checks the ABI version and
-  // the sink name. Throws regiontrace::Error naming the file and the reason.
+  // Why `file` would be refused, from the file alone (its build-info note,
+  // its dynamic symbols); empty when it may be loaded. Runs none of its code.
+  static std::string refusal(const PluginFile& file);
+
+  // Loads (once per process; never unloaded) a file refusal() accepts, and
+  // checks its build info and sink name again from the loaded code. Throws
+  // regiontrace::Error naming the file and the reason.
   static const LoadedPlugin& load(const PluginFile& file);
 };
 

@@ -47,7 +47,7 @@ bool stopped(const std::string& path, const std::string& host, long long& rank) 
 
 std::vector<UnfinishedRun> find_unfinished_runs(const std::set<std::string>& dirs, pid_t self,
                                                 const std::string& host, std::time_t since) {
-  static const std::regex kName(R"(regiontrace_config_rank-?\d+_pid(\d+)\.json)");
+  static const std::regex kName(R"(regiontrace_config(?:_\d+)?_rank-?\d+_pid(\d+)\.json)");
   std::vector<UnfinishedRun> runs;
   for (const std::string& dir : dirs) {
     std::error_code ec;

@@ -293,3 +293,44 @@ print("enabled after", regiontrace.enabled())
     assert proc.stdout.split("\n")[:2] == ["KeyboardInterrupt", "enabled after False"], proc.stdout
     records = trace_records(tmp_path)  # summary line present: closed by the handler
     assert [(r["module"], r["tensor"]) for r in records] == [("before_ctrl_c", "x")]
+
+
+def test_a_later_session_keeps_the_first_sessions_files(tmp_path):
+    """init() after shutdown() writes every sink's files under other names
+    (`<stem>_1_rank0_pid<p>`), so the first session's files stay as written."""
+    import gzip
+    import os
+    out = tmp_path / "out"
+    sinks = ["timeline", "region_stats", "memory_snapshot", "activation_trace", "torch_profiler"]
+    proc = run_python(PRELUDE + f"""
+import os
+for session, name in enumerate(["first_session", "second_session"]):
+    regiontrace.init(sinks={sinks!r}, output_dir={str(out)!r},
+                     values={{"sinks.region_stats.table": "file"}})
+    for _ in range(3):
+        with regiontrace.region(name):
+            probe(name)
+            torch.ones(4).sin()
+    regiontrace.shutdown()
+print(os.getpid())
+""", env=clean_env())
+    pid = proc.stdout.split()[-1]
+    stems = ["timeline", "region_stats", "memory", "activations", "torch_trace",
+             "regiontrace_config"]
+
+    def text(path):
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            return f.read()
+
+    names = sorted(os.listdir(out))
+    for stem in stems:
+        first = [n for n in names if n.startswith(f"{stem}_rank0_pid{pid}")]
+        later = [n for n in names if n.startswith(f"{stem}_1_rank0_pid{pid}")]
+        assert first and later, f"{stem}: first session {first}, second {later}; all: {names}"
+        for n in first + later:
+            if n.endswith((".txt", ".json", ".jsonl", ".gz")) and stem != "regiontrace_config":
+                body = text(str(out / n))
+                mine, other = ("first", "second") if n in first else ("second", "first")
+                assert f"{mine}_session" in body, f"{n} lacks {mine}_session"
+                assert f"{other}_session" not in body, f"{n} holds {other}_session"

@@ -94,7 +94,9 @@ void RegionStatsSink::close() {
 
 void RegionStatsSink::write_outputs() {
   const sdk::clock_sync::Pair end_pair = sdk::clock_sync::read();
-  const std::int64_t end_ns = ctx_.now_ns() != 0 ? ctx_.now_ns() : end_pair.monotonic_ns;
+  // The run ended when the host began closing sinks, not when this one closes.
+  const std::int64_t end_ns =
+      ctx_.end_of_run_ns() != 0 ? ctx_.end_of_run_ns() : end_pair.monotonic_ns;
   StatsReport report = build_report(threads_.snapshot());
   report.rank = ctx_.rank();
   report.pid = ctx_.pid();

@@ -331,7 +331,9 @@ void TimelineSink::close() {
   if (closed_.exchange(true)) return;
   exchange_.close();
   if (writer_.joinable()) writer_.join();
-  std::int64_t end_ns = context_.now_ns();
+  // What is still open ends when the host began closing sinks: another
+  // sink's close (a trace export) before this one is not the program's time.
+  std::int64_t end_ns = context_.end_of_run_ns();
   if (end_ns == 0) end_ns = sdk::clock::now_ns();
 
   TraceInput in;

@@ -282,5 +282,35 @@ TEST(SchemaCommand, ConfigurationReferenceMatchesTheSchemas) {
       << "regenerate: build/bin/regiontrace schema --markdown > docs/configuration.md";
 }
 
+// The commands people run to validate never run a plugin's code to find
+// out that it must be refused: a file planted under a built-in's name, or
+// one built against another ABI, is judged from the file. `schema` lists
+// such a plugin as refused and exits 1, as docs/cli.md says.
+TEST(SchemaCommand, CheckAndSchemaJudgeRefusedPluginsWithoutRunningThem) {
+  if (!std::filesystem::exists(builtin_plugin_dir() + "/regiontrace_sink_timeline.so")) {
+    GTEST_SKIP() << "built-in sink timeline not built here";
+  }
+  TempDir dir;
+  const std::string mark = dir.file("constructors.txt");
+  std::filesystem::create_directory(dir.file("planted"));
+  std::filesystem::copy_file(REGIONTRACE_BAD_PLUGIN_DIR "/regiontrace_sink_not_a_plugin.so",
+                             dir.file("planted/regiontrace_sink_timeline.so"));
+  const std::string env = "env -u REGIONTRACE_CONFIG REGIONTRACE_TEST_CONSTRUCTOR_MARK=" + mark;
+  const auto check = run_command(env + " REGIONTRACE_SINKS=timeline REGIONTRACE_PLUGIN_PATH=" +
+                                 dir.file("planted") + " " REGIONTRACE_CLI " check");
+  EXPECT_EQ(check.exit_code, 1) << check.output;
+  EXPECT_NE(check.output.find("sink `timeline` is provided twice"), std::string::npos)
+      << check.output;
+  const auto schema = run_command(env + " REGIONTRACE_PLUGIN_PATH=" REGIONTRACE_BAD_PLUGIN_DIR
+                                        "/regiontrace_sink_abi_999.so " REGIONTRACE_CLI " schema");
+  EXPECT_EQ(schema.exit_code, 1) << schema.output;
+  EXPECT_NE(schema.output.find("abi_999  " REGIONTRACE_BAD_PLUGIN_DIR
+                               "/regiontrace_sink_abi_999.so  (refused)"),
+            std::string::npos)
+      << schema.output;
+  EXPECT_NE(schema.output.find("ABI version 999"), std::string::npos) << schema.output;
+  EXPECT_FALSE(std::filesystem::exists(mark)) << read_file(mark);
+}
+
 }  // namespace
 }  // namespace regiontrace::test

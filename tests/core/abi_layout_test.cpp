@@ -27,6 +27,7 @@ struct SinkContextLayout {
   static constexpr std::size_t rank = offsetof(SinkContext, rank_);
   static constexpr std::size_t local_rank = offsetof(SinkContext, local_rank_);
   static constexpr std::size_t world_size = offsetof(SinkContext, world_size_);
+  static constexpr std::size_t session = offsetof(SinkContext, session_);
   static constexpr std::size_t pid = offsetof(SinkContext, pid_);
   static constexpr std::size_t host = offsetof(SinkContext, host_);
   static constexpr std::size_t values = offsetof(SinkContext, values_);
@@ -46,7 +47,7 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 6, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 7, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&
@@ -125,10 +126,11 @@ RT_EXPECT_OFFSET(TensorEvent, time_ns, 88);
 RT_EXPECT_OFFSET(TensorEvent, origin, 96);
 RT_EXPECT_OFFSET(TensorEvent, tensor, 104);
 
-RT_EXPECT_LAYOUT(HostApi, 24, 8);
+RT_EXPECT_LAYOUT(HostApi, 32, 8);
 RT_EXPECT_OFFSET(HostApi, log, 0);
 RT_EXPECT_OFFSET(HostApi, now_ns, 8);
 RT_EXPECT_OFFSET(HostApi, current_step, 16);
+RT_EXPECT_OFFSET(HostApi, stop_ns, 24);
 
 RT_EXPECT_LAYOUT(PluginDescriptor, 24, 8);
 RT_EXPECT_OFFSET(PluginDescriptor, sink_name, 0);
@@ -154,6 +156,7 @@ static_assert(SinkContextLayout::output_dir == 32);
 static_assert(SinkContextLayout::rank == 64);
 static_assert(SinkContextLayout::local_rank == 68);
 static_assert(SinkContextLayout::world_size == 72);
+static_assert(SinkContextLayout::session == 76);
 static_assert(SinkContextLayout::pid == 80);
 static_assert(SinkContextLayout::host == 88);
 static_assert(SinkContextLayout::values == 96);

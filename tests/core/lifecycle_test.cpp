@@ -203,7 +203,7 @@ TEST(Lifecycle, ConfigSnapshotFalseLeavesTheSinksFolderToItsOwnFiles) {
   init(o);
   { RT_REGION("with_a_snapshot"); }
   shutdown();
-  EXPECT_EQ(list_files(dir.file("traces"), "regiontrace_config_rank0_pid").size(), 1u);
+  EXPECT_EQ(output_files(dir.file("traces"), "regiontrace_config").size(), 1u);
 }
 
 TEST(Lifecycle, NoSinkConfiguredMeansOff) {

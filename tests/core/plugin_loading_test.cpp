@@ -87,12 +87,74 @@ TEST(PluginLoading, ALibraryThatIsNotAPluginIsRefused) {
   EXPECT_NE(msg.find("is not a regiontrace plugin"), std::string::npos) << msg;
 }
 
-TEST(PluginLoading, AnAbiMismatchNamesBothVersions) {
+// Built by an SDK before ABI 7, which wrote no build-info note: refused from
+// the file, before its code can run.
+TEST(PluginLoading, APluginOfAnEarlierSdkIsRefusedFromItsFile) {
   CleanEnv env;
   const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, "wrong_abi"));
   EXPECT_NE(msg.find("regiontrace_sink_wrong_abi.so"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("ABI version " + std::to_string(kAbiVersion + 41)), std::string::npos) << msg;
+  EXPECT_NE(msg.find("built against an earlier regiontrace SDK (ABI before 7"), std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("speaks version " + std::to_string(kAbiVersion)), std::string::npos) << msg;
+}
+
+// What the loader refuses, it refuses from the file: none of the plugin's
+// code runs, its static constructors included.
+TEST(PluginLoading, ARefusedPluginsCodeNeverRuns) {
+  TempDir dir;
+  CleanEnv env;
+  const std::string mark = dir.file("constructors.txt");
+  setenv("REGIONTRACE_TEST_CONSTRUCTOR_MARK", mark.c_str(), 1);
+  std::vector<std::string> sinks = {"abi_999", "not_a_plugin"};
+#if defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
+  sinks.push_back("old_string_abi");
+#endif
+  for (const std::string& sink : sinks) {
+    const std::string msg = start_error(with_sink(REGIONTRACE_BAD_PLUGIN_DIR, sink));
+    EXPECT_NE(msg.find("regiontrace_sink_" + sink + ".so"), std::string::npos) << msg;
+  }
+  unsetenv("REGIONTRACE_TEST_CONSTRUCTOR_MARK");
+  EXPECT_FALSE(std::filesystem::exists(mark)) << read_file(mark);
+}
+
+// A file planted on the plugin path under a name another file has: the
+// names decide before anything is loaded, and neither file is.
+TEST(PluginLoading, AFilePlantedUnderATakenNameNeverRuns) {
+  TempDir dir;
+  CleanEnv env;
+  const std::string mark = dir.file("constructors.txt");
+  std::filesystem::create_directory(dir.file("planted"));
+  std::filesystem::copy_file(REGIONTRACE_BAD_PLUGIN_DIR "/regiontrace_sink_not_a_plugin.so",
+                             dir.file("planted/regiontrace_sink_noop.so"));
+  setenv("REGIONTRACE_TEST_CONSTRUCTOR_MARK", mark.c_str(), 1);
+  const std::string msg =
+      start_error(with_sink(dir.file("planted") + ":" + test_plugin_dir(), "noop"));
+  unsetenv("REGIONTRACE_TEST_CONSTRUCTOR_MARK");
+  EXPECT_NE(msg.find("sink `noop` is provided twice"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("neither is loaded"), std::string::npos) << msg;
+  EXPECT_FALSE(std::filesystem::exists(mark)) << read_file(mark);
+}
+
+// Every plugin this tree builds carries the note the loader reads first, and
+// it is this build's; the bad ones are told apart by it without loading.
+TEST(PluginLoading, EveryBuiltPluginCarriesAMatchingBuildNote) {
+  const inspect::SinkFiles good =
+      inspect::find_sinks({{"REGIONTRACE_PLUGIN_PATH", test_plugin_dir()}});
+  ASSERT_GE(good.sinks.size(), 3u);
+  for (const inspect::SinkFile& f : good.sinks) EXPECT_EQ(f.refusal, "") << f.path;
+  const inspect::SinkFiles bad =
+      inspect::find_sinks({{"REGIONTRACE_PLUGIN_PATH", REGIONTRACE_BAD_PLUGIN_DIR}});
+  std::map<std::string, std::string> refusal;
+  for (const inspect::SinkFile& f : bad.sinks) refusal[f.name] = f.refusal;
+  EXPECT_NE(refusal["abi_999"].find("ABI version 999 (ABI 999, SDK " +
+                                    std::string(REGIONTRACE_SDK_VERSION_STRING) + ", " +
+                                    kBuildInfo.compiler),
+            std::string::npos)
+      << refusal["abi_999"];
+  EXPECT_NE(refusal["not_a_plugin"].find("is not a regiontrace plugin"), std::string::npos)
+      << refusal["not_a_plugin"];
+  EXPECT_NE(refusal["wrong_abi"].find("earlier regiontrace SDK"), std::string::npos)
+      << refusal["wrong_abi"];
 }
 
 // A real plugin, exported with REGIONTRACE_SINK_PLUGIN but compiled with

@@ -2,6 +2,7 @@
 // against something the host does not speak: another SDK ABI version
 // (-DREGIONTRACE_SDK_ABI_VERSION_OVERRIDE=999) or another std::string ABI
 // (-D_GLIBCXX_USE_CXX11_ABI=0). The loader must refuse it from its build info.
+#include "constructor_mark.hpp"
 #include "regiontrace/plugin.hpp"
 
 #ifndef MISMATCHED_SINK_NAME
@@ -14,3 +15,4 @@ class MismatchedBuildSink : public regiontrace::Sink {
 };
 
 REGIONTRACE_SINK_PLUGIN(MismatchedBuildSink, MISMATCHED_SINK_NAME)
+REGIONTRACE_TEST_CONSTRUCTOR_MARK(MISMATCHED_SINK_NAME)

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -148,6 +149,18 @@ std::vector<std::string> list_files(const std::string& dir, const std::string& p
     if (name.rfind(prefix, 0) == 0) out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> output_files(const std::string& dir, const std::string& stem) {
+  std::vector<std::string> out;
+  for (const std::string& path : list_files(dir, stem + "_")) {
+    std::string rest = fs::path(path).filename().string().substr(stem.size() + 1);
+    std::size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    if (digits > 0 && digits < rest.size() && rest[digits] == '_') rest = rest.substr(digits + 1);
+    if (rest.rfind("rank", 0) == 0) out.push_back(path);
+  }
   return out;
 }
 

@@ -72,6 +72,9 @@ nlohmann::json read_json(const std::string& path);
 std::vector<nlohmann::json> read_jsonl(const std::string& path);
 // Files in `dir` whose name starts with `prefix`, sorted.
 std::vector<std::string> list_files(const std::string& dir, const std::string& prefix = "");
+// A sink's files in `dir` named by SinkContext::output_path: "<stem>_rank..."
+// of a process's first session, "<stem>_<n>_rank..." of a later one; sorted.
+std::vector<std::string> output_files(const std::string& dir, const std::string& stem);
 
 // Options that load the test plugins and run `sinks` (name -> settings).
 Options recorder_options(const std::string& file, std::map<std::string, std::string> extra = {});

@@ -148,6 +148,9 @@ struct SinkFile {
   std::string name;
   std::string path;
   std::string origin;  // the setting that named its folder
+  // Why a run would not load it (another ABI, no plugin of ours, its name
+  // taken twice), read from the file without loading it; empty if it would.
+  std::string refusal;
 };
 
 struct SinkFiles {
@@ -156,7 +159,8 @@ struct SinkFiles {
 };
 
 // Sinks on the plugin path: `environment`'s REGIONTRACE_PLUGIN_PATH, then the
-// built-in folder. Loads nothing.
+// built-in folder. Loads nothing: each file's build-info note says whether a
+// run would load it.
 REGIONTRACE_API SinkFiles find_sinks(const Environment& environment);
 
 struct PluginSchema {

@@ -364,6 +364,7 @@ void add_sink_settings(const std::string& name, const ConfigTree& tree, Validato
     out.sinks.push_back(std::move(s));
     return;
   }
+  if (file->ambiguous) return;  // discover() said so; neither file is loaded
   try {
     s.plugin = &PluginLoader::load(*file);
   } catch (const Error& e) {

@@ -66,6 +66,9 @@ struct EffectiveConfig {
   std::vector<EffectiveValue> values;
   RankInfo rank;
   long pid = 0;
+  // Which start of regiontrace in this process this is (0: the first);
+  // a later one names its files apart (SinkContext::output_path).
+  int session = 0;
   std::string host;  // gethostname(): pids mean something only on their host
   // (CLOCK_REALTIME, CLOCK_MONOTONIC) read when the sinks started and when
   // they were shut down: `regiontrace merge` places ranks on one wall-clock

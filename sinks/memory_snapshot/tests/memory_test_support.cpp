@@ -9,6 +9,7 @@ namespace regiontrace::memory::test {
 namespace fs = std::filesystem;
 using regiontrace::test::builtin_plugin_dir;
 using regiontrace::test::list_files;
+using regiontrace::test::output_files;
 using regiontrace::test::read_json;
 using regiontrace::test::read_jsonl;
 
@@ -47,16 +48,16 @@ std::vector<std::string> MemoryOutputs::leak_suspect_paths() const {
 
 namespace {
 
-std::string only_file(const std::string& dir, const std::string& prefix, const std::string& ext) {
+std::string only_file(const std::string& dir, const std::string& stem, const std::string& ext) {
   std::vector<std::string> found;
-  for (const std::string& f : list_files(dir, prefix)) {
+  for (const std::string& f : output_files(dir, stem)) {
     const std::string name = fs::path(f).filename().string();
     if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0 &&
         name.find("_pid") != std::string::npos) {
       found.push_back(f);
     }
   }
-  EXPECT_EQ(found.size(), 1u) << "files " << prefix << "*" << ext << " in " << dir;
+  EXPECT_EQ(found.size(), 1u) << "files " << stem << "_*" << ext << " in " << dir;
   return found.empty() ? std::string() : found.front();
 }
 
@@ -64,12 +65,12 @@ std::string only_file(const std::string& dir, const std::string& prefix, const s
 
 MemoryOutputs read_outputs(const std::string& dir) {
   MemoryOutputs out;
-  const std::string records = only_file(dir, "memory_rank", ".jsonl");
+  const std::string records = only_file(dir, "memory", ".jsonl");
   if (!records.empty()) out.records = read_jsonl(records);
-  const std::string summary = only_file(dir, "memory_summary_rank", ".json");
+  const std::string summary = only_file(dir, "memory_summary", ".json");
   if (!summary.empty()) out.summary = read_json(summary);
-  if (!list_files(dir, "memory_trace_rank").empty()) {
-    out.trace = read_json(only_file(dir, "memory_trace_rank", ".json"));
+  if (!output_files(dir, "memory_trace").empty()) {
+    out.trace = read_json(only_file(dir, "memory_trace", ".json"));
   }
   for (const std::string& f : list_files(dir, "memory_snapshot_")) {
     if (fs::path(f).extension() != ".json") continue;

@@ -361,9 +361,11 @@ TEST(TimelineSink, ACycleOfInitAndShutdownKeepsLittleMemory) {
   ::malloc_trim(0);
   const double per_cycle = (heap_in_use() - before) / kCycles;
   EXPECT_LT(per_cycle, 48 * 1024.0) << "bytes of heap kept per init()/shutdown() cycle";
-  // The last cycle's trace (each one writes the same file) is whole.
-  const json trace = read_gzip_json(only_trace(dir.path()));
-  EXPECT_EQ(events(trace, "X").size(), 3000u);
+  // Every cycle's trace is kept (a session after the first adds its number
+  // to the file name) and whole.
+  const std::vector<std::string> files = regiontrace::test::output_files(dir.path(), "timeline");
+  EXPECT_EQ(files.size(), 3u + kCycles);
+  for (const std::string& f : files) EXPECT_EQ(events(read_gzip_json(f), "X").size(), 3000u) << f;
   std::printf("heap %+.1f kB per init()/shutdown() cycle\n", per_cycle / 1024);
 }
 
@@ -465,7 +467,7 @@ TEST(TimelineSink, ForkedChildWritesOnlyItsOwnTrace) {
   shutdown();
   ASSERT_TRUE(child.exited);
   EXPECT_EQ(child.exit_code, 0);
-  const std::vector<std::string> files = regiontrace::test::list_files(dir.path(), "timeline_rank");
+  const std::vector<std::string> files = regiontrace::test::output_files(dir.path(), "timeline");
   ASSERT_EQ(files.size(), 2u);
   for (const std::string& f : files) {
     const json trace = read_gzip_json(f);
@@ -531,7 +533,7 @@ TEST(TimelineSink, SigtermLeavesAWholeTrace) {
   EXPECT_EQ(nesting_violation(trace), "");
   // No temporary file is left beside it.
   EXPECT_EQ(regiontrace::test::list_files(dir.path()).size(),
-            regiontrace::test::list_files(dir.path(), "timeline_rank").size() +
+            regiontrace::test::output_files(dir.path(), "timeline").size() +
                 regiontrace::test::list_files(dir.path(), "regiontrace_config").size());
 }
 
@@ -656,7 +658,7 @@ TEST(TimelineSink, ADiskWithNoRoomSaysWhatIsLostAndLeavesNoFile) {
     shutdown();
   }
   const std::string log = err.take();
-  EXPECT_TRUE(regiontrace::test::list_files(dir.path(), "timeline_rank").empty());
+  EXPECT_TRUE(regiontrace::test::output_files(dir.path(), "timeline").empty());
   EXPECT_TRUE(regiontrace::test::list_files(dir.path(), ".timeline").empty());
   EXPECT_NE(log.find("cannot write the timeline"), std::string::npos) << log;
   EXPECT_NE(log.find("File too large): its 200 events are lost"), std::string::npos) << log;

@@ -22,7 +22,7 @@ json read_gzip_json(const std::string& path) {
 }
 
 std::string only_trace(const std::string& dir) {
-  const std::vector<std::string> files = regiontrace::test::list_files(dir, "timeline_rank");
+  const std::vector<std::string> files = regiontrace::test::output_files(dir, "timeline");
   EXPECT_EQ(files.size(), 1u);
   return files.empty() ? std::string() : files.front();
 }

@@ -79,23 +79,29 @@ SinkSchema schema_of() {
 }
 }  // namespace regiontrace::detail
 
-#define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                 \
-  static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,            \
-                #ClassName " must derive from regiontrace::Sink");            \
-  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace_build_info*        \
-  regiontrace_plugin_build_info() {                                           \
-    return &::regiontrace::kBuildInfo;                                        \
-  }                                                                           \
-  /* What hosts before ABI 2 read: they refuse this plugin by its number. */  \
-  extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() { \
-    return ::regiontrace::kAbiVersion;                                        \
-  }                                                                           \
-  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace::PluginDescriptor* \
-  regiontrace_plugin_descriptor() {                                           \
-    static const ::regiontrace::PluginDescriptor descriptor{                  \
-        sink_name_literal, &::regiontrace::detail::schema_of<ClassName>,      \
-        [](const ::regiontrace::SinkContext& ctx) -> ::regiontrace::Sink* {   \
-          return new ClassName(ctx);                                          \
-        }};                                                                   \
-    return &descriptor;                                                       \
+#define REGIONTRACE_SINK_PLUGIN(ClassName, sink_name_literal)                              \
+  static_assert(std::is_base_of_v<::regiontrace::Sink, ClassName>,                         \
+                #ClassName " must derive from regiontrace::Sink");                         \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace_build_info*                     \
+  regiontrace_plugin_build_info() {                                                        \
+    return &::regiontrace::kBuildInfo;                                                     \
+  }                                                                                        \
+  /* The same, readable from the file without loading it (abi.hpp). */                     \
+  __attribute__((                                                                          \
+      section(REGIONTRACE_SDK_BUILD_NOTE_SECTION), used,                                   \
+      aligned(4))) static const ::regiontrace_build_note regiontrace_plugin_build_note = { \
+      12, sizeof(::regiontrace_build_note::desc), 1, "regiontrace",                        \
+      REGIONTRACE_SDK_BUILD_NOTE_TEXT};                                                    \
+  /* What hosts before ABI 2 read: they refuse this plugin by its number. */               \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT int regiontrace_plugin_abi_version() {              \
+    return ::regiontrace::kAbiVersion;                                                     \
+  }                                                                                        \
+  extern "C" REGIONTRACE_PLUGIN_EXPORT const ::regiontrace::PluginDescriptor*              \
+  regiontrace_plugin_descriptor() {                                                        \
+    static const ::regiontrace::PluginDescriptor descriptor{                               \
+        sink_name_literal, &::regiontrace::detail::schema_of<ClassName>,                   \
+        [](const ::regiontrace::SinkContext& ctx) -> ::regiontrace::Sink* {                \
+          return new ClassName(ctx);                                                       \
+        }};                                                                                \
+    return &descriptor;                                                                    \
   }

@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v6::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v7::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -25,16 +25,18 @@
 // namespace. 3 = KeySpec::value_check (sinks' own checks of a value, run by
 // `regiontrace check` too). 4 = end events carry begin_time_ns. 5 =
 // kInterestSpans, Sink::on_spans, Span and SpanBatch. 6 = SpanBatch::dropped.
+// 7 = SinkContext::session (output_path names a later session's files
+// apart), HostApi::stop_ns.
 #pragma once
 
 #include <cstdint>
 
 #define REGIONTRACE_SDK_VERSION_MAJOR 1
-#define REGIONTRACE_SDK_VERSION_MINOR 2
+#define REGIONTRACE_SDK_VERSION_MINOR 3
 #define REGIONTRACE_SDK_VERSION_PATCH 0
-#define REGIONTRACE_SDK_VERSION_STRING "1.2.0"
+#define REGIONTRACE_SDK_VERSION_STRING "1.3.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 6
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 7
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the
@@ -123,6 +125,28 @@ struct regiontrace_build_info {
 };
 
 }  // extern "C"
+
+// The same facts as text in an ELF note (section .note.regiontrace, note
+// name "regiontrace", type 1), one "key=value" per line: a host reads them
+// from the file before it loads the plugin, so that a plugin of another
+// ABI is refused, and `regiontrace check` inspects one, without any of its
+// code (static constructors included) running. Since ABI 7.
+#define REGIONTRACE_SDK_BUILD_NOTE_TEXT \
+  "abi=" REGIONTRACE_SDK_STRINGIFY(REGIONTRACE_SDK_ABI_VERSION) "\n"             \
+  "sdk=" REGIONTRACE_SDK_VERSION_STRING "\n"                                     \
+  "compiler=" REGIONTRACE_SDK_COMPILER "\n"                                      \
+  "stdlib=" REGIONTRACE_SDK_STDLIB "\n"                                          \
+  "stdlib_kind=" REGIONTRACE_SDK_STRINGIFY(REGIONTRACE_SDK_STDLIB_KIND) "\n"     \
+  "cxx11_abi=" REGIONTRACE_SDK_STRINGIFY(REGIONTRACE_SDK_CXX11_ABI) "\n"
+#define REGIONTRACE_SDK_BUILD_NOTE_SECTION ".note.regiontrace"
+
+struct regiontrace_build_note {
+  std::uint32_t name_size;  // 12
+  std::uint32_t desc_size;  // sizeof(desc)
+  std::uint32_t type;       // 1
+  char name[12];            // "regiontrace"
+  char desc[(sizeof(REGIONTRACE_SDK_BUILD_NOTE_TEXT) + 3) / 4 * 4];
+};
 
 REGIONTRACE_SDK_BEGIN_NAMESPACE
 

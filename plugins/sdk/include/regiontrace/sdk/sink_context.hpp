@@ -23,18 +23,22 @@ struct HostApi {
   void (*log)(LogLevel level, const char* sink_name, const char* message) = nullptr;
   std::int64_t (*now_ns)() = nullptr;        // the clock events are stamped with
   std::int64_t (*current_step)() = nullptr;  // regiontrace::step()
+  // When the host began closing the sinks (now_ns's clock); 0 while they
+  // run. ABI 7.
+  std::int64_t (*stop_ns)() = nullptr;
 };
 
 class SinkContext {
  public:
   SinkContext() = default;
   SinkContext(std::string sink_name, std::string output_dir, int rank, int local_rank,
-              int world_size, long pid, const HostApi* host)
+              int world_size, long pid, const HostApi* host, int session = 0)
       : sink_name_(std::move(sink_name)),
         output_dir_(std::move(output_dir)),
         rank_(rank),
         local_rank_(local_rank),
         world_size_(world_size),
+        session_(session),
         pid_(pid),
         host_(host) {}
 
@@ -45,13 +49,19 @@ class SinkContext {
   int local_rank() const { return local_rank_; }
   int world_size() const { return world_size_; }
   long pid() const { return pid_; }
+  // Which start of regiontrace in this process built the sink: 0 for the
+  // first init(), 1 for the one after the first shutdown(), ...
+  int session() const { return session_; }
 
-  // "<output_dir>/<stem>_rank<r>_pid<p>.<extension>": ranks and forked
-  // processes never write to the same file.
+  // "<output_dir>/<stem>_rank<r>_pid<p>.<extension>", and for a later
+  // session "<stem>_<session>_rank<r>_pid<p>.<extension>": ranks, forked
+  // processes and an init() after shutdown() never write to the same file.
+  // Every file a sink names itself goes through here (the one naming rule).
   std::string output_path(std::string_view stem, std::string_view extension) const {
     std::string p = output_dir_;
     if (!p.empty() && p.back() != '/') p += '/';
     p.append(stem);
+    if (session_ > 0) p += "_" + std::to_string(session_);
     p += "_rank" + std::to_string(rank_) + "_pid" + std::to_string(pid_);
     if (!extension.empty()) {
       if (extension.front() != '.') p += '.';
@@ -83,6 +93,13 @@ class SinkContext {
   void info(const std::string& message) const { log(LogLevel::kInfo, message); }
   void error(const std::string& message) const { log(LogLevel::kError, message); }
   std::int64_t now_ns() const { return host_ != nullptr && host_->now_ns ? host_->now_ns() : 0; }
+  // Where what is still open at close() ends: when the host began closing
+  // the sinks, not when this sink's close() runs, which may come after
+  // another sink's slow one (a trace export). now_ns() while running.
+  std::int64_t end_of_run_ns() const {
+    const std::int64_t stop = host_ != nullptr && host_->stop_ns ? host_->stop_ns() : 0;
+    return stop != 0 ? stop : now_ns();
+  }
   std::int64_t current_step() const {
     return host_ != nullptr && host_->current_step ? host_->current_step() : 0;
   }
@@ -116,6 +133,7 @@ class SinkContext {
   int rank_ = 0;
   int local_rank_ = 0;
   int world_size_ = 1;
+  int session_ = 0;  // in what was padding: the layout around it is ABI 6's
   long pid_ = 0;
   const HostApi* host_ = nullptr;
   std::map<std::string, std::vector<std::string>> values_;

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -23,10 +24,9 @@ std::int64_t realtime_minus_monotonic() {
 
 }  // namespace
 
-CollectionWindow::CollectionWindow(const ProfilerOptions& options, std::int64_t op_budget,
-                                   StepDecision gate, bool has_step, std::int64_t step,
-                                   std::int64_t started_ns)
-    : session_(options, op_budget),
+CollectionWindow::CollectionWindow(std::unique_ptr<ProfilerSession> session, StepDecision gate,
+                                   bool has_step, std::int64_t step, std::int64_t started_ns)
+    : session_(std::move(session)),
       gate_(gate),
       clock_offset_(realtime_minus_monotonic()),
       started_ns_(started_ns) {

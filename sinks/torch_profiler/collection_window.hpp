@@ -21,12 +21,12 @@ struct ThreadState;
 
 class CollectionWindow {
  public:
-  // Starts the profiler; throws std::runtime_error when libtorch refuses.
-  // `started_ns`: the steady-clock time of the event that opened it.
-  CollectionWindow(const ProfilerOptions& options, std::int64_t op_budget, StepDecision gate,
-                   bool has_step, std::int64_t step, std::int64_t started_ns);
+  // `session`: started, nothing attached yet. `started_ns`: the
+  // steady-clock time of the event that opened it.
+  CollectionWindow(std::unique_ptr<ProfilerSession> session, StepDecision gate, bool has_step,
+                   std::int64_t step, std::int64_t started_ns);
 
-  ProfilerSession& session() { return session_; }
+  ProfilerSession& session() { return *session_; }
   StepPhase phase() const { return gate_.phase; }
   std::int64_t cycle() const { return gate_.cycle; }
 
@@ -51,7 +51,7 @@ class CollectionWindow {
   Records take_records();
 
  private:
-  ProfilerSession session_;
+  std::unique_ptr<ProfilerSession> session_;
   StepDecision gate_;
   std::int64_t clock_offset_ = 0;
   std::int64_t started_ns_ = 0;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -144,12 +145,31 @@ void note_refused_outside() {
 // starting or stopping a profiler there ends the child in std::terminate.
 std::atomic<bool> g_forked_from_live_session{false};
 
+// A session stopped recording but libtorch's profiler still runs until
+// collect(): the next session waits for that (one profiler per process).
+std::atomic<bool> g_uncollected{false};
+std::mutex g_collect_mutex;
+std::condition_variable g_collected;
+
+void wait_until_collected() {
+  std::unique_lock<std::mutex> lock(g_collect_mutex);
+  g_collected.wait(lock, [] { return !g_uncollected.load(); });
+}
+
+void note_collected() {
+  {
+    std::lock_guard<std::mutex> lock(g_collect_mutex);
+    g_uncollected.store(false);
+  }
+  g_collected.notify_all();
+}
+
 // A forked child (a DataLoader-style worker) must not record into the
 // parent's session, which it never writes: the gate closes at once. Its
 // registration is removed when the child starts a session of its own, not
 // here, where a lock another thread of the parent held may never be released.
 void close_gate_in_child() {
-  if (g_live.load() != nullptr) g_forked_from_live_session.store(true);
+  if (g_live.load() != nullptr || g_uncollected.load()) g_forked_from_live_session.store(true);
   g_live.store(nullptr);
   forget_calls_in_child();
   g_inherited_gate.store(g_gate.exchange(0));
@@ -374,7 +394,8 @@ struct ProfilerSession::Impl {
   at::CallbackHandle gate = 0;  // the gated copy, registered for every thread
   int slot = 0;                 // which pair of gate functions it is
   std::mutex mutex;             // finished
-  bool finished = false;
+  bool finished = false;        // stop_recording() ran
+  bool collected = false;       // collect() ran
 };
 
 namespace {
@@ -430,6 +451,7 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
         "the application runs the torch profiler itself (started for the process or on another "
         "thread; libtorch has one profiler per process)");
   }
+  wait_until_collected();
   init_kineto_on_this_thread();
   try {
     on_own_thread([&] {
@@ -483,7 +505,15 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   g_live.store(s.raw, std::memory_order_release);
 }
 
-ProfilerSession::~ProfilerSession() = default;
+ProfilerSession::~ProfilerSession() {
+  // A session stopped but never collected would keep the next one waiting.
+  if (impl_ == nullptr || !impl_->finished || impl_->collected) return;
+  try {
+    (void)collect();
+  } catch (const std::exception&) {
+    // Nothing is left to report it to; the next session says what libtorch says.
+  }
+}
 
 AttachResult ProfilerSession::attach_current_thread() {
   Impl& s = *impl_;
@@ -558,23 +588,35 @@ std::int64_t ProfilerSession::exhausted_at_ns() const {
   return g_exhausted_at.load();
 }
 
-CollectedProfilePtr ProfilerSession::finish() {
+void ProfilerSession::stop_recording() {
   Impl& s = *impl_;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.finished) throw std::runtime_error("profiler session finished twice");
+    if (s.finished) throw std::runtime_error("profiler session stopped twice");
     s.finished = true;
   }
+  g_uncollected.store(true);
   const c10::DebugInfoBase* expected = s.raw;
   g_live.compare_exchange_strong(expected, nullptr);  // every thread stops recording
   wait_for_calls_under_way();
+  if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
+}
+
+CollectedProfilePtr ProfilerSession::collect() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.finished || s.collected) {
+      throw std::runtime_error("profiler session collected before it stopped, or twice");
+    }
+    s.collected = true;
+  }
   at::CallbackHandle gate = s.gate;
   bool remove_gate = false;
   {
     std::lock_guard<std::mutex> lock(g_gate_switch_mutex);  // no switch under way
     remove_gate = gate != 0 && g_gate.compare_exchange_strong(gate, 0);
   }
-  if (t_attachment != nullptr && t_attachment->state == s.state) detach_current_thread();
   CollectedProfilePtr out(new CollectedProfile());
   try {
     on_own_thread([&] {
@@ -594,9 +636,11 @@ CollectedProfilePtr ProfilerSession::finish() {
     });
   } catch (const std::exception& e) {
     s.state.reset();
+    note_collected();
     throw std::runtime_error("libtorch failed to stop the profiler: " + first_line(e));
   }
   s.state.reset();
+  note_collected();
   return out;
 }
 
@@ -608,6 +652,7 @@ void ProfilerSession::prime(const ProfilerOptions& options) {
   if (options.cuda) activities.insert(ActivityType::CUDA);
   // The session start says why it cannot run.
   if (g_forked_from_live_session.load() || application_profiler_started()) return;
+  wait_until_collected();
   init_kineto_on_this_thread();
   try {
     on_own_thread([&] {

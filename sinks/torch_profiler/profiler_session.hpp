@@ -81,9 +81,17 @@ class ProfilerSession {
   // events); 0 while it has not.
   std::int64_t exhausted_at_ns() const;
 
-  // Stops recording on every thread and returns what was collected; on any
-  // thread, once. Throws std::runtime_error when libtorch fails.
-  CollectedProfilePtr finish();
+  // Stops recording on every thread, at once and cheaply: ops that begin
+  // later are not recorded, and the calls under way have left the profiler
+  // when it returns. On any thread, once; collect() must follow.
+  void stop_recording();
+  // Stops libtorch's profiler and returns what was collected: the costly
+  // part (tens of milliseconds), which the sink runs off the application's
+  // threads so that no region or step of the program absorbs it. Once,
+  // after stop_recording(), on any thread. A new session starts only after
+  // the previous one was collected (one profiler per process): its
+  // constructor waits. Throws std::runtime_error when libtorch fails.
+  CollectedProfilePtr collect();
 
   // Runs a profiler once, on a thread of its own, and throws the result
   // away: libtorch builds the function-local statics a session uses on first

@@ -53,8 +53,13 @@ sdk::BoundedQueueWriter<std::function<void()>>::Options export_queue_options() {
 }  // namespace
 
 TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
-    : ctx_(ctx), writer_(export_queue_options(), [](std::vector<std::function<void()>>& jobs) {
-        for (auto& job : jobs) job();  // export_trace reports its own errors, never throws
+    : ctx_(ctx),
+      writer_(export_queue_options(),
+              [](std::vector<std::function<void()>>& jobs) {
+                for (auto& job : jobs) job();  // export_trace reports its own errors, never throws
+              }),
+      stopper_(export_queue_options(), [](std::vector<std::function<void()>>& jobs) {
+        for (auto& job : jobs) job();  // reports its own errors, never throws
       }) {
   std::vector<std::string> notes;
   settings_ = TorchProfilerSettings::read(ctx, &notes);
@@ -72,6 +77,7 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
     throw std::runtime_error("activities: nothing left to collect; add `cpu`");
   }
   ProfilerSession::prime(settings_.profiler);
+  prestart_ = std::make_unique<SessionPrestart>(settings_.profiler, settings_.op_budget());
   schedule_ = StepSchedule(settings_.schedule, settings_.steps);
   step_ = ctx.current_step();
   has_step_ = step_ != kNoStep;
@@ -118,8 +124,14 @@ void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
   }
   {
     std::lock_guard<std::mutex> lock(ts.mutex);
-    if (w != nullptr) attach(ts, *w, e.time_ns, "region");
+    if (w != nullptr) attach(ts, *w, std::max(e.time_ns, w->started_ns()), "region");
     r.window = ts.window;
+    // The region that opened the window began while the profiler started:
+    // its span begins where collection did, as the step's does.
+    if (r.window != nullptr && r.begin_ns < r.window->started_ns()) {
+      r.begin_ns = r.window->started_ns();
+      r.clipped_begin = true;
+    }
     ts.frames.push_back(std::move(r));
   }
   stop_if_capped();
@@ -176,6 +188,15 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
     gate_ = d;
     collecting_.store(d.collecting() && !stopped_ && !closed_);
     if (has_step) open_step_ = {true, e.step, e.time_ns, caller};
+    // The next step opens a window: its profiler starts now, on the stopper
+    // thread, not inside that step. Not while a window is live: its
+    // profiler must stop first (one per process), and stops in that step.
+    if (has_step && live_.load() == nullptr && !stopped_ && !closed_ &&
+        schedule_.at(true, e.step + 1).collecting()) {
+      prestart_->begin([this](std::function<void()> job) {
+        if (!stopper_.push(ExportJob(job))) job();
+      });
+    }
   }
   // A step that opens a window while this thread is inside selected regions
   // starts collection here and now; other threads start at their next
@@ -194,7 +215,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
         w = ensure_window_locked(e.time_ns);
       }
       std::lock_guard<std::mutex> lock(ts.mutex);
-      if (w != nullptr) attach(ts, *w, e.time_ns, "step");
+      if (w != nullptr) attach(ts, *w, std::max(e.time_ns, w->started_ns()), "step");
     }
   }
   stop_if_capped();
@@ -208,6 +229,8 @@ void TorchProfilerSink::close() {
     collecting_.store(false);
     finish_window_locked("close");
   }
+  stopper_.close();  // feeds writer_: closed first
+  prestart_->discard();
   writer_.close();
   if (const std::int64_t late = ProfilerSession::late_op_ends() - late_op_ends_before_) {
     ctx_.warn(std::to_string(late) +
@@ -224,8 +247,12 @@ CollectionWindow* TorchProfilerSink::ensure_window_locked(std::int64_t time_ns) 
   if (CollectionWindow* w = live_.load()) return w;
   if (stopped_ || closed_ || !gate_.collecting()) return nullptr;
   try {
-    windows_.push_back(std::make_unique<CollectionWindow>(settings_.profiler, settings_.op_budget(),
-                                                          gate_, has_step_, step_, time_ns));
+    std::unique_ptr<ProfilerSession> session = prestart_->take();
+    // Collection begins once the profiler runs: a step or region open
+    // before is clipped there, not shown with the start's time and no ops.
+    const std::int64_t ready = std::max(time_ns, steady_now());
+    windows_.push_back(
+        std::make_unique<CollectionWindow>(std::move(session), gate_, has_step_, step_, ready));
   } catch (const std::exception& e) {
     stopped_ = true;
     collecting_.store(false);
@@ -287,19 +314,25 @@ void TorchProfilerSink::add_open_step_locked(CollectionWindow& w, std::int64_t e
 }
 
 void TorchProfilerSink::finish_window_locked(const char* reason) {
+  const bool closing = std::string_view(reason) == "close";
   CollectionWindow* w = live_.load();
   if (w == nullptr) return;
   live_.store(nullptr, std::memory_order_release);
-  CollectedProfilePtr profile;
+  // Only the cheap part here, on the application's thread: recording stops
+  // now; libtorch's profiler is stopped and read on the writer thread, so
+  // that the region or step in which this window closes does not absorb
+  // those tens of milliseconds in any sink's times.
   std::string failure;
   try {
-    profile = w->session().finish();
+    w->session().stop_recording();
   } catch (const std::exception& e) {
     failure = e.what();
   }
-  // Read after the profiler stopped: another thread's op that ended while it
+  // Read after recording stopped: another thread's op that ended while it
   // was stopping is in the trace, and a region still open ends after it.
-  const std::int64_t now = steady_now();
+  // At close, what is open ends where the run ended for every sink.
+  const std::int64_t run_end = closing ? ctx_.end_of_run_ns() : 0;
+  const std::int64_t now = run_end != 0 ? run_end : steady_now();
   ops_refused_ = w->session().ops_refused();
   add_open_step_locked(*w, now, true);  // it goes on in the next window, if any
   CollectionWindow::Records rec = w->take_records();
@@ -321,10 +354,12 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     collecting_.store(false);
     place_cap_markers(cut, &markers);
   }
-  if (!write) return;
-  const bool capped = cut != 0 || std::string_view(reason) == "size_cap";
-  post_export(export_request(*w, std::move(profile), std::move(rec), std::move(spans),
-                             std::move(markers), capped));
+  std::shared_ptr<ExportRequest> req;
+  if (write) {
+    const bool capped = cut != 0 || std::string_view(reason) == "size_cap";
+    req = export_request(*w, std::move(rec), std::move(spans), std::move(markers), capped);
+  }
+  post_export(&w->session(), std::move(req));
 }
 
 void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int64_t now,
@@ -355,10 +390,9 @@ void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int
 }
 
 std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(
-    CollectionWindow& w, CollectedProfilePtr profile, CollectionWindow::Records rec,
-    std::vector<RegionSpan> spans, std::vector<CollectionMarker> markers, bool capped) {
+    CollectionWindow& w, CollectionWindow::Records rec, std::vector<RegionSpan> spans,
+    std::vector<CollectionMarker> markers, bool capped) {
   auto req = std::make_shared<ExportRequest>();
-  req->profile = std::move(profile);
   TraceData& d = req->data;
   d.rank = ctx_.rank();
   d.local_rank = ctx_.local_rank();
@@ -404,7 +438,7 @@ std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(
   return req;
 }
 
-void TorchProfilerSink::post_export(std::shared_ptr<ExportRequest> req) {
+void TorchProfilerSink::post_export(ProfilerSession* session, std::shared_ptr<ExportRequest> req) {
   ExportOptions options;
   options.gzip = settings_.gzip;
   options.limits.max_events = settings_.max_events;
@@ -414,12 +448,26 @@ void TorchProfilerSink::post_export(std::shared_ptr<ExportRequest> req) {
   options.rank = ctx_.rank();
   options.pid = ctx_.pid();
   options.layout = settings_.layout;
-  traces_posted_.fetch_add(1);
-  ExportJob job = [this, req, options] {
-    export_trace(*req, options,
-                 [this](LogLevel level, const std::string& m) { ctx_.log(level, m); });
+  if (req != nullptr) traces_posted_.fetch_add(1);
+  // The session outlives the jobs: windows are kept until the sink is
+  // destroyed, after close() ran every job.
+  ExportJob stop = [this, session, req, options] {
+    CollectedProfilePtr profile;
+    try {
+      profile = session->collect();
+    } catch (const std::exception& e) {
+      ctx_.error(std::string(e.what()) + "; the trace of this window is lost");
+      return;
+    }
+    if (req == nullptr) return;  // a warmup window, or one nobody collected in
+    req->profile = std::move(profile);
+    ExportJob write = [this, req, options] {
+      export_trace(*req, options,
+                   [this](LogLevel level, const std::string& m) { ctx_.log(level, m); });
+    };
+    if (!writer_.push(std::move(write))) write();  // closed: on this thread
   };
-  if (!writer_.push(std::move(job))) job();  // closed: export on this thread, as before
+  if (!stopper_.push(std::move(stop))) stop();  // closed: on this thread
 }
 
 void TorchProfilerSink::stop_if_capped() {

@@ -31,6 +31,7 @@
 #include "regiontrace/plugin.hpp"
 #include "regiontrace/sdk/bounded_queue_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
+#include "session_prestart.hpp"
 #include "step_schedule.hpp"
 #include "thread_registry.hpp"
 #include "torch_profiler_settings.hpp"
@@ -69,11 +70,12 @@ class TorchProfilerSink : public Sink {
   void take_thread_records_locked(CollectionWindow& w, std::int64_t now, const char* reason,
                                   std::vector<RegionSpan>* spans,
                                   std::vector<CollectionMarker>* markers);
-  std::shared_ptr<ExportRequest> export_request(CollectionWindow& w, CollectedProfilePtr profile,
-                                                CollectionWindow::Records rec,
+  std::shared_ptr<ExportRequest> export_request(CollectionWindow& w, CollectionWindow::Records rec,
                                                 std::vector<RegionSpan> spans,
                                                 std::vector<CollectionMarker> markers, bool capped);
-  void post_export(std::shared_ptr<ExportRequest> request);
+  // On the writer thread: stops the session's profiler and writes `request`
+  // (none: the window is not written, its profiler is stopped all the same).
+  void post_export(ProfilerSession* session, std::shared_ptr<ExportRequest> request);
   void stop_if_capped();
   static void place_cap_markers(std::int64_t cut_ns, std::vector<CollectionMarker>* markers);
   std::string next_path_base(const CollectionWindow::Records& records);
@@ -87,6 +89,12 @@ class TorchProfilerSink : public Sink {
   // application's thread. Started on first use: many runs export nothing.
   using ExportJob = std::function<void()>;
   sdk::BoundedQueueWriter<ExportJob> writer_;
+  // Stopping libtorch's profiler after a window closed, on a thread of its
+  // own: the next window's start waits for it, never for an export.
+  // Declared after writer_: destroyed (joined) first, as it feeds writer_.
+  sdk::BoundedQueueWriter<ExportJob> stopper_;
+  // After stopper_, whose jobs start its sessions; made once the settings are read.
+  std::unique_ptr<SessionPrestart> prestart_;
 
   std::mutex control_;  // windows: start, finish, attach; the step gate
   std::vector<std::unique_ptr<CollectionWindow>> windows_;  // kept: frames point into them

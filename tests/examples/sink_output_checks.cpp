@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "example_runner.hpp"
@@ -29,6 +30,66 @@ std::string trace_base(const std::string& trace_path) {
       return trace_path.substr(0, trace_path.size() - std::string(ext).size());
   }
   return trace_path;
+}
+
+struct Slice {
+  std::string name;
+  double ts = 0;
+  double end = 0;
+  long long tid = 0;
+};
+
+// The profiler's own start, stop and export are not the program's time: a
+// region's span ends at its last op, and a step's span begins at its first
+// op or at the collection's start, within kProfilerSlackUs (a few
+// microseconds are the region's own code; the bound leaves room for a
+// loaded machine, far below the tens of milliseconds a stop or start inside
+// the span adds). A step's end is not checked: after its selected regions
+// the step goes on without being collected (validation, a checkpoint).
+void check_spans_end_at_their_ops(const json& trace, const std::string& span_prefix,
+                                  const std::string& path) {
+  constexpr double kProfilerSlackUs = 3000;
+  std::vector<Slice> ops;
+  std::vector<Slice> regions;
+  std::vector<Slice> steps;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.value("ph", std::string()) != "X" || !e.contains("dur")) continue;
+    Slice s{e.value("name", std::string()), e.at("ts").get<double>(), 0, e.value("tid", 0LL)};
+    s.end = s.ts + e.at("dur").get<double>();
+    if (e.value("cat", std::string()) == "cpu_op") {
+      ops.push_back(s);
+    } else if (starts_with(s.name, span_prefix)) {
+      regions.push_back(s);
+    } else if (starts_with(s.name, "ProfilerStep#")) {
+      steps.push_back(s);  // on a track of their own: ops of any thread count
+    }
+  }
+  auto ops_within = [&](const Slice& span, bool same_thread, double* first, double* last) {
+    bool any = false;
+    for (const Slice& op : ops) {
+      if ((same_thread && op.tid != span.tid) || op.ts < span.ts || op.end > span.end) continue;
+      *first = any ? std::min(*first, op.ts) : op.ts;
+      *last = any ? std::max(*last, op.end) : op.end;
+      any = true;
+    }
+    return any;
+  };
+  for (const Slice& r : regions) {
+    double first = 0;
+    double last = 0;
+    if (!ops_within(r, true, &first, &last)) continue;
+    EXPECT_LE(r.end - last, kProfilerSlackUs)
+        << r.name << " at " << r.ts << " us ends " << (r.end - last) << " us after its last op, in "
+        << path;
+  }
+  EXPECT_FALSE(steps.empty()) << "no ProfilerStep# span in " << path;
+  for (const Slice& st : steps) {
+    double first = 0;
+    double last = 0;
+    ASSERT_TRUE(ops_within(st, false, &first, &last)) << st.name << ": no op in " << path;
+    EXPECT_LE(first - st.ts, kProfilerSlackUs)
+        << st.name << " begins " << (first - st.ts) << " us before its first op, in " << path;
+  }
 }
 
 }  // namespace
@@ -99,6 +160,8 @@ void check_torch_profiler_output(const std::string& dir, const TorchProfilerExpe
     EXPECT_EQ(window.at("first").get<long long>(), *expect.window_steps.begin()) << window.dump();
     EXPECT_EQ(window.at("last").get<long long>(), *expect.window_steps.rbegin()) << window.dump();
   }
+
+  check_spans_end_at_their_ops(trace, span_prefix, traces[0]);
 
   const std::string base = trace_base(traces[0]);
   const json summary = read_json(base + ".summary.json");

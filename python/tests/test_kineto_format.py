@@ -128,4 +128,7 @@ def test_regiontrace_trace_is_a_superset_of_kinetos(tmp_path, tmp_path_factory):
     assert names - set(kineto_ops) == OURS_ONLY_EVENTS
     span = next(e for e in ours["traceEvents"] if e.get("name") == "regiontrace.region::hot")
     assert span["cat"] == "user_annotation"
-    assert set(span["args"]) == {"region", "path", "depth"}
+    # The region opened the window: its span begins where collection did,
+    # after the profiler's start, and says so.
+    assert set(span["args"]) == {"region", "path", "depth", "clipped_begin"}
+    assert span["args"]["clipped_begin"] is True

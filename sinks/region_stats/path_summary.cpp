@@ -13,7 +13,7 @@ void add_record(PathSummary& s, const PathRecord& r) {
     s.depth = r.depth;
     s.bound_counts.assign(r.bound_counts.size(), 0);
   }
-  ++s.threads;
+  s.threads += r.threads;
   s.totals.merge(r.totals);
   s.histogram.merge(r.histogram);
   for (std::size_t i = 0; i < r.bound_counts.size() && i < s.bound_counts.size(); ++i) {

@@ -97,7 +97,9 @@ void RegionStatsSink::write_outputs() {
   // The run ended when the host began closing sinks, not when this one closes.
   const std::int64_t end_ns =
       ctx_.end_of_run_ns() != 0 ? ctx_.end_of_run_ns() : end_pair.monotonic_ns;
-  StatsReport report = build_report(threads_.snapshot());
+  std::uint64_t folded = 0;
+  std::vector<PathRecord> records = threads_.snapshot(&folded);
+  StatsReport report = build_report(records, folded);
   report.rank = ctx_.rank();
   report.pid = ctx_.pid();
   report.wall_ns = end_ns - start_ns_;

@@ -44,6 +44,9 @@ std::string stats_json(const StatsReport& report, const JsonExtras& extras) {
   w.key("regions").begin_array();
   for (const PathSummary& p : report.regions) region_object(w, p, true);
   w.end_array();
+  // Threads that ended long ago are only in "regions" (memory stays bounded
+  // however many threads a run makes); how many, here.
+  w.field("threads_folded", report.threads_folded);
   w.key("threads").begin_array();
   for (const auto& [id, regions] : report.threads) {
     w.begin_object().field("thread_id", id).key("regions").begin_array();

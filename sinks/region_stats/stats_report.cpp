@@ -1,5 +1,7 @@
 #include "stats_report.hpp"
 
+#include "folded_paths.hpp"
+
 #include <set>
 
 namespace regiontrace::region_stats {
@@ -15,11 +17,14 @@ std::vector<std::int64_t> StatsReport::kept_steps() const {
   return out;
 }
 
-StatsReport build_report(const std::vector<PathRecord>& records) {
+StatsReport build_report(const std::vector<PathRecord>& records, std::uint64_t threads_folded) {
   StatsReport r;
   r.regions = merge_by_path(records);
+  r.threads_folded = threads_folded;
   std::map<std::uint64_t, std::vector<PathRecord>> by_thread;
-  for (const PathRecord& rec : records) by_thread[rec.thread_id].push_back(rec);
+  for (const PathRecord& rec : records) {
+    if (rec.thread_id != kFoldedThreads) by_thread[rec.thread_id].push_back(rec);
+  }
   for (const auto& [id, recs] : by_thread) r.threads[id] = per_record(recs);
   return r;
 }

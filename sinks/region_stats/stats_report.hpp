@@ -23,6 +23,9 @@ struct StatsReport {
   std::int64_t wall_ns = 0;  // from the sink's start to the report
   std::vector<PathSummary> regions;
   std::map<std::uint64_t, std::vector<PathSummary>> threads;  // by thread number
+  // Finished threads no longer reported on their own: their numbers are in
+  // `regions` only (ThreadRegistry keeps the last few finished ones whole).
+  std::uint64_t threads_folded = 0;
   std::size_t max_steps = 0;
   std::uint64_t steps_seen = 0;      // set_step() calls
   std::vector<StepSpan> step_spans;  // the last max_steps, oldest first
@@ -31,6 +34,6 @@ struct StatsReport {
   std::vector<std::int64_t> kept_steps() const;
 };
 
-StatsReport build_report(const std::vector<PathRecord>& records);
+StatsReport build_report(const std::vector<PathRecord>& records, std::uint64_t threads_folded = 0);
 
 }  // namespace regiontrace::region_stats

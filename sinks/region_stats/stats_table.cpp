@@ -84,10 +84,13 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
   width += 2;
   char pct[64];
   std::snprintf(pct, sizeof(pct), "%.2f", LogBuckets::kRelativeError * 100);
-  std::string out = "region_stats: rank " + std::to_string(report.rank) + ", pid " +
-                    std::to_string(report.pid) + ", " + std::to_string(report.threads.size()) +
-                    " thread(s), wall " + format_duration(report.wall_ns) +
-                    " (percentiles within " + pct + " %)\n";
+  std::string out =
+      "region_stats: rank " + std::to_string(report.rank) + ", pid " + std::to_string(report.pid) +
+      ", " + std::to_string(report.threads.size() + report.threads_folded) + " thread(s)" +
+      (report.threads_folded == 0 ? std::string()
+                                  : " (" + std::to_string(report.threads_folded) +
+                                        " finished ones folded into the totals)") +
+      ", wall " + format_duration(report.wall_ns) + " (percentiles within " + pct + " %)\n";
   if (rows.empty()) {
     out += "  no region ended while the sink ran\n";
     return out;

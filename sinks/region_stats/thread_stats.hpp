@@ -31,6 +31,7 @@ struct StepTotals {
 // What a reader copies out of one node.
 struct PathRecord {
   std::uint64_t thread_id = 0;
+  std::uint64_t threads = 1;  // threads whose numbers these are (folded ones: many)
   std::string name;
   std::string path;
   int depth = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "log_histogram.hpp"
 #include "stats_test_support.hpp"
 #include "test_support.hpp"
+#include "thread_registry.hpp"
 
 namespace regiontrace::region_stats::test {
 namespace {
@@ -149,6 +151,57 @@ TEST(RegionStatsRun, ThreadsAreCountedApartAndMerged) {
   std::sort(per_thread.begin(), per_thread.end());
   EXPECT_EQ(per_thread, (std::vector<int>{10, 11, 12, 13}));
   EXPECT_EQ(total, w->at("total_ns").get<std::int64_t>());
+}
+
+// A pool that makes a thread per task: memory follows the live threads,
+// not every thread the run made (it was ~131 KB per thread ever created),
+// and the merged numbers still count every finished thread.
+TEST(RegionStatsRun, ThreadChurnKeepsMemoryBounded) {
+  CleanEnv env;
+  TempDir dir;
+  init(stats_options(dir.path()));
+  auto heap_in_use = [] {
+    const struct mallinfo2 m = ::mallinfo2();
+    return static_cast<double>(m.uordblks + m.hblkhd);
+  };
+  auto churn = [](int threads) {
+    for (int i = 0; i < threads; ++i) {
+      std::thread([] {
+        for (int k = 0; k < 3; ++k) {
+          RT_REGION("task");
+          { RT_REGION("load"); }
+          { RT_REGION("compute"); }
+        }
+      }).join();
+    }
+  };
+  constexpr int kThreads = 1000;
+  churn(kThreads);  // the paths' folded totals and the kept threads exist from here on
+  ::malloc_trim(0);
+  const double before = heap_in_use();
+  churn(kThreads);
+  ::malloc_trim(0);
+  const double per_thread = (heap_in_use() - before) / kThreads;
+  shutdown();
+  EXPECT_LT(per_thread, 2048.0) << "heap bytes kept per finished thread";
+  std::printf("heap %+.0f B per finished thread\n", per_thread);
+
+  const json doc = read_stats_json(dir.path());
+  for (const char* path : {"task", "task/load", "task/compute"}) {
+    const json* r = region(doc.at("regions"), path);
+    ASSERT_NE(r, nullptr) << path;
+    EXPECT_EQ(r->at("count"), 3 * 2 * kThreads) << path;
+    EXPECT_EQ(r->at("threads"), 2 * kThreads) << path;
+  }
+  const std::size_t kept = doc.at("threads").size();
+  EXPECT_LE(kept, ThreadRegistry::kKeptFinished);
+  EXPECT_EQ(doc.at("threads_folded").get<std::size_t>() + kept, 2u * kThreads);
+  // The per-thread rows kept and the folded totals add up to the merged row.
+  std::int64_t kept_count = 0;
+  for (const json& t : doc.at("threads")) {
+    if (const json* tw = region(t.at("regions"), "task")) kept_count += tw->at("count").get<int>();
+  }
+  EXPECT_EQ(kept_count, 3 * static_cast<std::int64_t>(kept));
 }
 
 TEST(RegionStatsRun, StepsGetTheirOwnAggregatesBoundedByMaxSteps) {

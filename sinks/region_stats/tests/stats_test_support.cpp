@@ -29,7 +29,11 @@ Options stats_options(const std::string& dir, const std::map<std::string, std::s
 }
 
 json read_stats_json(const std::string& dir) {
-  const std::string path = dir + "/region_stats_rank0_pid" + std::to_string(::getpid()) + ".json";
+  // The last session's, if the test ran several (output_path numbers them).
+  std::string path = dir + "/region_stats_rank0_pid" + std::to_string(::getpid()) + ".json";
+  for (const std::string& f : regiontrace::test::output_files(dir, "region_stats")) {
+    if (f.size() > 5 && f.compare(f.size() - 5, 5, ".json") == 0) path = f;
+  }
   return regiontrace::test::read_json(path);
 }
 

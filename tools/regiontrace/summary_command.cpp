@@ -142,8 +142,9 @@ std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top) {
 
 // --inside by another spelling (a catalog short name for the trace's full
 // one, or the reverse); summarised again only when the name as given failed.
-std::vector<std::string> inside_by_other_spelling(const ChromeTrace& trace, TraceSummary& s,
-                                                  const std::string& inside) {
+std::vector<std::string> inside_by_other_spelling(
+    const std::function<TraceSummary(const SummaryOptions&)>& summarize, TraceSummary& s,
+    const std::string& inside) {
   std::vector<std::string> tried;
   for (const std::string& other : catalog_spellings(inside)) {
     const bool is_path = other.find('/') != std::string::npos;
@@ -153,7 +154,7 @@ std::vector<std::string> inside_by_other_spelling(const ChromeTrace& trace, Trac
     }
     SummaryOptions retry;
     retry.inside = other;
-    TraceSummary again = summarize_trace(trace, retry);
+    TraceSummary again = summarize(retry);
     if (again.inside) {
       s.inside = std::move(again.inside);
       return {};
@@ -164,23 +165,31 @@ std::vector<std::string> inside_by_other_spelling(const ChromeTrace& trace, Trac
 }
 
 int run_summary(const SummaryArguments& args) {
-  const ChromeTrace trace = ChromeTrace::load(args.path);
   SummaryOptions options = args.options;
+  // Read one event at a time (memory follows the spans, not the file),
+  // except for --by-step, which cuts spans at step boundaries in the
+  // document it holds.
+  std::optional<ChromeTrace> trace;
+  std::function<TraceSummary(const SummaryOptions&)> summarize = [&args](const SummaryOptions& o) {
+    return summarize_trace_file(args.path, o);
+  };
   std::optional<ChromeTrace> cut;
   if (options.by_step) {
-    if (auto text = cut_spans_at_steps(trace)) {
+    trace = ChromeTrace::load(args.path);
+    summarize = [&trace](const SummaryOptions& o) { return summarize_trace(*trace, o); };
+    if (auto text = cut_spans_at_steps(*trace)) {
       cut = ChromeTrace::parse(args.path, *text);
       options.by_step = false;  // from the cut trace below
     }
   }
-  TraceSummary s = summarize_trace(trace, options);
+  TraceSummary s = summarize(options);
   if (cut) {
     SummaryOptions steps;
     steps.by_step = true;
     s.steps = summarize_trace(*cut, steps).steps;
   }
   if (!options.inside.empty() && !s.inside) {
-    const std::vector<std::string> tried = inside_by_other_spelling(trace, s, options.inside);
+    const std::vector<std::string> tried = inside_by_other_spelling(summarize, s, options.inside);
     if (!s.inside) {
       std::string known;
       for (const auto& name : s.region_names) {

@@ -42,7 +42,8 @@ const char* const kNotFinite =
 
 }  // namespace
 
-TraceEventStream::TraceEventStream(const std::string& path) : path_(path) {
+TraceEventStream::TraceEventStream(const std::string& path, bool allow_non_finite)
+    : path_(path), allow_non_finite_(allow_non_finite) {
   // A device or pipe (`/dev/zero`) would be read without end: traces are
   // files (open_input_file refuses them).
   input_ = std::make_unique<DecodedInput>(path);
@@ -137,7 +138,11 @@ std::size_t TraceEventStream::value_end(std::size_t start) {
         while (i < size && !kStructural[bytes[i]]) ++i;
         if (i >= size) break;
         const char c = data[i];
-        if (c == 'N' || c == 'I') fail(kNotFinite);
+        if (c == 'N' || c == 'I') {
+          if (!allow_non_finite_) fail(kNotFinite);
+          ++i;
+          continue;
+        }
         if (c == '"') {
           const std::size_t end = json_string_end(data, i, size);
           if (end == 0) {
@@ -163,7 +168,8 @@ std::size_t TraceEventStream::value_end(std::size_t start) {
         ++i;
       }
     } else {
-      if (first == 'N' || first == 'I' || (first == '-' && i + 1 < size && data[i + 1] == 'I')) {
+      if (!allow_non_finite_ &&
+          (first == 'N' || first == 'I' || (first == '-' && i + 1 < size && data[i + 1] == 'I'))) {
         fail(kNotFinite);
       }
       while (i < size && !is_space(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']') {

@@ -25,8 +25,10 @@ namespace regiontrace::cli {
 class TraceEventStream {
  public:
   // Throws std::runtime_error naming the path when it cannot be opened or
-  // does not start like a trace.
-  explicit TraceEventStream(const std::string& path);
+  // does not start like a trace. `allow_non_finite`: a bare NaN or Infinity
+  // (Python's json.dumps) passes, read as summary's reader reads it, for a
+  // caller that copies nothing out (summary); merge and report refuse it.
+  explicit TraceEventStream(const std::string& path, bool allow_non_finite = false);
   ~TraceEventStream();
   TraceEventStream(const TraceEventStream&) = delete;
   TraceEventStream& operator=(const TraceEventStream&) = delete;
@@ -61,6 +63,7 @@ class TraceEventStream {
   void read_trailer();
 
   std::string path_;
+  bool allow_non_finite_ = false;
   std::unique_ptr<DecodedInput> input_;
   std::string buffer_;
   std::size_t pos_ = 0;

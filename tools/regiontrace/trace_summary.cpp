@@ -8,8 +8,10 @@
 #include <unordered_map>
 
 #include "dom_json_writer.hpp"
+#include "json_number_repair.hpp"
 #include "regiontrace/sdk/span_nesting.hpp"
 #include "step_span.hpp"
+#include "trace_event_stream.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -65,6 +67,35 @@ class SpanCollector {
       ++summary_.events;
       collect(event);
     }
+    return finish();
+  }
+
+  // One event at a time: memory holds the spans (their times and name
+  // indices), never the document.
+  TraceSummary run(TraceEventStream& stream) {
+    simdjson::dom::parser parser;
+    std::string_view text;
+    while (stream.next(text)) {
+      element e;
+      if (parser.parse(text.data(), text.size()).get(e)) {
+        // The stream accepted it, repaired: numbers simdjson cannot hold.
+        const std::string repaired = repair_json_numbers(text);
+        if (parser.parse(repaired).get(e)) continue;
+      }
+      object event;
+      if (e.get_object().get(event)) {
+        throw std::runtime_error(stream.path() + ": event " + std::to_string(summary_.events) +
+                                 " is not an object: not a Chrome trace (its events are objects "
+                                 "such as {\"name\":..., \"ph\":\"X\", \"ts\":...})");
+      }
+      ++summary_.events;
+      collect(event);
+    }
+    return finish();
+  }
+
+ private:
+  TraceSummary finish() {
     for (auto& [thread, stack] : open_) summary_.unmatched += stack.size();
     summary_.processes = pids_.size();
     summary_.threads = threads_.size();
@@ -80,7 +111,6 @@ class SpanCollector {
     return std::move(summary_);
   }
 
- private:
   struct Open {
     double ts;
     std::string name;
@@ -367,6 +397,11 @@ class SpanCollector {
 
 TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& options) {
   return SpanCollector(options).run(trace);
+}
+
+TraceSummary summarize_trace_file(const std::string& path, const SummaryOptions& options) {
+  TraceEventStream stream(path, /*allow_non_finite=*/true);
+  return SpanCollector(options).run(stream);
 }
 
 }  // namespace regiontrace::cli

@@ -76,5 +76,9 @@ struct TraceSummary {
 };
 
 TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& options = {});
+// The same, reading `path` one event at a time (trace_event_stream.hpp):
+// memory holds about 75 bytes per span, not the document. Throws
+// std::runtime_error naming the file for what ChromeTrace refuses.
+TraceSummary summarize_trace_file(const std::string& path, const SummaryOptions& options = {});
 
 }  // namespace regiontrace::cli

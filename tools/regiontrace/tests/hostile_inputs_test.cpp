@@ -43,7 +43,7 @@ class HostileInputs : public ::testing::Test {
   // The commands that read `input`; `timeout` turns a hang into a failure.
   std::vector<std::string> commands(const std::string& input) const {
     const std::string in = shell_quoted(input);
-    return {"summary " + in, "diff " + in + " " + in, "report " + in,
+    return {"summary " + in, "summary --by-step " + in, "diff " + in + " " + in, "report " + in,
             "merge -o " + shell_quoted(dir_.file("merged.json")) + " " + in};
   }
   CleanEnv env_;
@@ -66,7 +66,7 @@ TEST_F(HostileInputs, AFifoIsRefusedBeforeItIsOpenedForReading) {
 TEST_F(HostileInputs, AGzipBombIsToldByItsRatio) {
   const std::string big = dir_.file("big_bomb.json.gz");
   write_gzip_bomb(big, 256);
-  for (const std::string& cmd : {"summary " + shell_quoted(big)}) {
+  for (const std::string& cmd : {"summary --by-step " + shell_quoted(big)}) {
     const auto r =
         run_command("ulimit -v 1048576 && timeout 60 " + shell_quoted(REGIONTRACE_CLI) + " " + cmd);
     EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
@@ -82,15 +82,15 @@ TEST_F(HostileInputs, AGzipBombIsToldByItsRatio) {
 TEST_F(HostileInputs, AGzipBombIsRefusedAtTheInputLimit) {
   write_gzip_bomb(bomb_, 64);
   // 64 MiB inflated against a 16 MiB limit, in 1 GiB of address space:
-  // summary and diff, which keep what they read, stop at the limit and name
-  // it; report and merge stream (what they keep is bounded on its own) and
-  // stop where the text stops being a trace.
+  // summary --by-step and diff, which keep what they read, stop at the limit
+  // and name it; summary, report and merge stream (what they keep is
+  // bounded on its own) and stop where the text stops being a trace.
   for (const std::string& cmd : commands(bomb_)) {
     const auto r = run_command("ulimit -v 1048576 && REGIONTRACE_MAX_INPUT_MB=16 timeout 60 " +
                                shell_quoted(REGIONTRACE_CLI) + " " + cmd);
     EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.output;
     EXPECT_NE(r.output.find(bomb_ + ": "), std::string::npos) << cmd << "\n" << r.output;
-    if (cmd.rfind("summary", 0) == 0 || cmd.rfind("diff", 0) == 0) {
+    if (cmd.rfind("summary --by-step", 0) == 0 || cmd.rfind("diff", 0) == 0) {
       EXPECT_NE(r.output.find(bomb_ + ": holds more than 16 MiB of text once inflated"),
                 std::string::npos)
           << cmd << "\n"

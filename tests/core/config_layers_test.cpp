@@ -168,6 +168,27 @@ TEST(ConfigLayers, SeedProfilerVariables) {
   EXPECT_EQ(t.source("sinks.torch_profiler.with_flops"), "env FASTVIDEO_TORCH_PROFILER_WITH_FLOPS");
 }
 
+// FastVideo builds its profiler only when FASTVIDEO_TORCH_PROFILER_DIR is
+// set: the regions and the four knobs alone profile nothing (it used to
+// start the profiler and write ./regiontrace_out/torch_trace_*).
+TEST(ConfigLayers, SeedProfilerRegionsWithoutTheDirProfileNothing) {
+  const Environment env = {{"FASTVIDEO_TORCH_PROFILE_REGIONS", "profiler_region_model_loading"},
+                           {"FASTVIDEO_TORCH_PROFILER_RECORD_SHAPES", "1"}};
+  const ConfigTree t = tree({}, env);
+  EXPECT_EQ(value(t, "sinks.torch_profiler.enabled"), "false");
+  EXPECT_EQ(t.source("sinks.torch_profiler.enabled"),
+            "env FASTVIDEO_TORCH_PROFILE* without FASTVIDEO_TORCH_PROFILER_DIR");
+  // They still shape a profiler something else turns on.
+  EXPECT_EQ(items(t, "sinks.torch_profiler.regions"),
+            (std::vector<std::string>{"profiler_region_model_loading"}));
+  Environment on = env;
+  on["REGIONTRACE_SINKS"] = "torch_profiler";
+  EXPECT_EQ(value(tree({}, on), "sinks.torch_profiler.enabled"), "true");
+  on.erase("REGIONTRACE_SINKS");
+  on["FASTVIDEO_TORCH_PROFILER_DIR"] = "/mnt/traces";
+  EXPECT_EQ(value(tree({}, on), "sinks.torch_profiler.enabled"), "true");
+}
+
 TEST(ConfigLayers, SeedProfilerDirMustBeAbsolute) {
   std::vector<std::string> errors;
   detail::build_config_tree({}, {{"FASTVIDEO_TORCH_PROFILER_DIR", "traces/run1"}}, {}, &errors);

@@ -152,6 +152,11 @@ void apply_core_environment(const Environment& env, ConfigTree& tree,
 void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
                             std::vector<std::string>* errors) {
   const std::string tp = "sinks.torch_profiler.";
+  // FastVideo builds its profiler only when FASTVIDEO_TORCH_PROFILER_DIR is
+  // set: the other FASTVIDEO_TORCH_PROFILE* variables shape a profiler that
+  // is on, and turn none on.
+  const bool tp_section_before = tree.find("sinks.torch_profiler") != nullptr;
+  bool tp_switched_on = false;
   if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILER_DIR"); v && !v->empty()) {
     const std::string src = env_source("FASTVIDEO_TORCH_PROFILER_DIR");
     const std::string dir = expand_home(*v, env);
@@ -167,6 +172,7 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
       // nothing else (its tests take any other *.json* for the trace).
       tree.set(tp + "layout", "fastvideo", src);
       tree.set(tp + "config_snapshot", "false", src);
+      tp_switched_on = true;
     }
   }
   if (const std::string* v = get(env, "FASTVIDEO_TORCH_PROFILE_REGIONS")) {
@@ -181,6 +187,10 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
     if (const std::string* v = get(env, var)) {
       tree.set(tp + key, seed_on(*v) ? "true" : "false", env_source(var));
     }
+  }
+  if (!tp_switched_on && !tp_section_before && tree.find("sinks.torch_profiler") != nullptr) {
+    tree.set(tp + "enabled", "false",
+             "env FASTVIDEO_TORCH_PROFILE* without FASTVIDEO_TORCH_PROFILER_DIR");
   }
   if (const std::string* v = get(env, "FASTVIDEO_NVTX_PROFILE")) {
     const std::string src = env_source("FASTVIDEO_NVTX_PROFILE");

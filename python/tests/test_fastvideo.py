@@ -56,6 +56,9 @@ def test_seed_variables_select_layers_stats_steps_and_file(tmp_path):
     pid = proc.stdout.split("pid")[-1].strip()
     path = one_file(str(tmp_path / "acts_*.jsonl"))
     assert os.path.basename(path) == f"acts_{pid}.jsonl"
+    # The summary goes beside it (docs/parity.md); nothing else, no
+    # ./regiontrace_out in the working folder.
+    assert sorted(os.listdir(tmp_path)) == [f"acts_{pid}.jsonl", f"acts_{pid}.jsonl.summary.json"]
     records, summary = read_jsonl(path)
     assert summary["records"] == 4 and summary["dropped"] == 0
     assert [(r["step"], r["module"], r["tensor"]) for r in records] == [
@@ -69,6 +72,19 @@ def test_seed_variables_select_layers_stats_steps_and_file(tmp_path):
     diff = subprocess.run([regiontrace_cli(), "diff", path, path], capture_output=True, text=True)
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "4" in diff.stdout, diff.stdout
+
+
+def test_seed_output_name_is_kept_exactly_in_a_ranked_worker(tmp_path):
+    """FASTVIDEO_TRACE_OUTPUT=<dir>/act_<pid>.jsonl in a worker with RANK set
+    writes that very name, as FastVideo does (it used to get _rank<r>)."""
+    env = clean_env(FASTVIDEO_TRACE_ACTIVATIONS="1",
+                    FASTVIDEO_TRACE_OUTPUT=str(tmp_path / "act_<pid>.jsonl"),
+                    RANK="1", WORLD_SIZE="2", LOCAL_RANK="1")
+    proc = run_python(SCRIPT, env=env, cwd=tmp_path)
+    pid = proc.stdout.split("pid")[-1].strip()
+    assert sorted(os.listdir(tmp_path)) == [f"act_{pid}.jsonl", f"act_{pid}.jsonl.summary.json"]
+    records, _ = read_jsonl(str(tmp_path / f"act_{pid}.jsonl"))
+    assert records and {r["rank"] for r in records} == {1}
 
 
 # --- FastVideo's behaviours, as its modules have them -------------------------

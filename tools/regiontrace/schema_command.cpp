@@ -116,8 +116,9 @@ int run_schema(const SchemaArgs& args) {
          "| `FASTVIDEO_TRACE_ACTIVATIONS` | `sinks.activation_trace.enabled` (on unless `0`) |\n"
          "| `FASTVIDEO_TRACE_LAYERS` | `sinks.activation_trace.layers` |\n"
          "| `FASTVIDEO_TRACE_STATS` | `sinks.activation_trace.stats` |\n"
-         "| `FASTVIDEO_TRACE_OUTPUT` | `sinks.activation_trace.output` (`<pid>` replaced), "
-         "`.summary=file` (the JSONL holds only records) |\n"
+         "| `FASTVIDEO_TRACE_OUTPUT` | `sinks.activation_trace.output` (`<pid>` replaced by the "
+         "sink), `.summary=file` (the JSONL holds only records), `.output_dir` (the file's "
+         "folder), `.config_snapshot=false` |\n"
          "| `FASTVIDEO_TRACE_STEPS` | `sinks.activation_trace.steps` |\n\n"
          "`REGIONTRACE_*` variables are applied after these and win.\n";
   for (const inspect::SinkFile& f : found.sinks) {

@@ -228,7 +228,7 @@ std::vector<std::string> names_of(const std::vector<PluginFile>& files) {
 
 ConfigTree merged_tree(const Options& options, const Environment& env, const LoadMode& mode,
                        std::vector<PluginFile>* plugins, std::vector<std::string>* profiles,
-                       long pid, std::vector<std::string>* errors) {
+                       std::vector<std::string>* errors) {
   ConfigTree tree;
   std::vector<std::string> files;
   if (options.read_environment) files = profiles_from_environment(env);
@@ -246,7 +246,7 @@ ConfigTree merged_tree(const Options& options, const Environment& env, const Loa
   for (const std::string& f : files) profiles->push_back(resolve_profile_path(f));
   if (options.read_environment) {
     apply_core_environment(env, tree, errors);
-    apply_seed_environment(env, pid, tree, errors);
+    apply_seed_environment(env, tree, errors);
   }
   // Programmatic plugin paths count before discovery, like the others.
   for (const auto& [k, v] : options.values) {
@@ -322,7 +322,7 @@ ConfigTree build_config_tree(const Options& options, const Environment& env,
   for (const std::string& f : options.profiles) load_profile_file(f, tree);
   if (options.read_environment) {
     apply_core_environment(env, tree, errors);
-    apply_seed_environment(env, static_cast<long>(::getpid()), tree, errors);
+    apply_seed_environment(env, tree, errors);
     apply_sink_environment(env, known_sinks, tree, errors);
   }
   apply_overrides(options.values, tree);
@@ -444,8 +444,7 @@ EffectiveConfig load_configuration(const Options& options, const Environment& en
   char host[256] = {0};
   if (::gethostname(host, sizeof(host) - 1) == 0) out.host = host;
   out.rank = rank_from_environment(env);
-  const ConfigTree tree =
-      merged_tree(options, env, mode, &out.plugins, &out.profiles, out.pid, &errors);
+  const ConfigTree tree = merged_tree(options, env, mode, &out.plugins, &out.profiles, &errors);
 
   Validator v(tree, env, out, errors);
   v.core();

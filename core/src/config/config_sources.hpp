@@ -28,7 +28,7 @@ std::vector<std::string> profiles_from_environment(const Environment& env);
 void apply_core_environment(const Environment& env, ConfigTree& tree,
                             std::vector<std::string>* errors);
 // FASTVIDEO_TORCH_PROFILER_*, FASTVIDEO_NVTX_PROFILE, FASTVIDEO_TRACE_*.
-void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
+void apply_seed_environment(const Environment& env, ConfigTree& tree,
                             std::vector<std::string>* errors);
 // REGIONTRACE_<SINK>_<KEY>=value for the sink names in `known_sinks`.
 void apply_sink_environment(const Environment& env, const std::vector<std::string>& known_sinks,

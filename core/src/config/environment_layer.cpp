@@ -149,7 +149,7 @@ void apply_core_environment(const Environment& env, ConfigTree& tree,
   }
 }
 
-void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
+void apply_seed_environment(const Environment& env, ConfigTree& tree,
                             std::vector<std::string>* errors) {
   const std::string tp = "sinks.torch_profiler.";
   // FastVideo builds its profiler only when FASTVIDEO_TORCH_PROFILER_DIR is
@@ -213,11 +213,17 @@ void apply_seed_environment(const Environment& env, long pid, ConfigTree& tree,
     tree.set_list(at + "stats", split_list(*v), env_source("FASTVIDEO_TRACE_STATS"));
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_OUTPUT"); v && !v->empty()) {
-    std::string path = expand_home(*v, env);
-    for (std::size_t p = path.find("<pid>"); p != std::string::npos; p = path.find("<pid>", p)) {
-      path.replace(p, 5, std::to_string(pid));
-    }
+    // `<pid>` stays for the sink, which replaces it: a name that holds the
+    // pid is one process's already, and gets no `_rank<r>` added (FastVideo
+    // writes exactly the name it was given).
+    const std::string path = expand_home(*v, env);
     tree.set(at + "output", path, env_source("FASTVIDEO_TRACE_OUTPUT"));
+    // Nothing beside it FastVideo would not write: no configuration snapshot,
+    // and the sink's folder is the file's own, not ./regiontrace_out.
+    tree.set(at + "config_snapshot", "false", env_source("FASTVIDEO_TRACE_OUTPUT"));
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    tree.set(at + "output_dir", parent.empty() ? "." : parent,
+             env_source("FASTVIDEO_TRACE_OUTPUT"));
     // FastVideo opens it with "a": a run adds to what is there.
     tree.set(at + "append", "true", env_source("FASTVIDEO_TRACE_OUTPUT"));
     // The seed's readers index rec["module"] on every line.

@@ -446,12 +446,14 @@ ProfilerSession::ProfilerSession(const ProfilerOptions& options, std::int64_t op
   if (const at::CallbackHandle inherited = g_inherited_gate.exchange(0)) {
     at::removeCallback(inherited);
   }
+  // Before asking whether a profiler runs: the previous session's may still
+  // be stopping on the sink's thread, and is not the application's.
+  wait_until_collected();
   if (application_profiler_started()) {
     throw std::runtime_error(
         "the application runs the torch profiler itself (started for the process or on another "
         "thread; libtorch has one profiler per process)");
   }
-  wait_until_collected();
   init_kineto_on_this_thread();
   try {
     on_own_thread([&] {
@@ -651,8 +653,9 @@ void ProfilerSession::prime(const ProfilerOptions& options) {
   if (options.cpu) activities.insert(ActivityType::CPU);
   if (options.cuda) activities.insert(ActivityType::CUDA);
   // The session start says why it cannot run.
-  if (g_forked_from_live_session.load() || application_profiler_started()) return;
+  if (g_forked_from_live_session.load()) return;
   wait_until_collected();
+  if (application_profiler_started()) return;
   init_kineto_on_this_thread();
   try {
     on_own_thread([&] {

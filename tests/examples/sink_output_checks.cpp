@@ -40,15 +40,16 @@ struct Slice {
 };
 
 // The profiler's own start, stop and export are not the program's time: a
-// region's span ends at its last op, and a step's span begins at its first
-// op or at the collection's start, within kProfilerSlackUs (a few
-// microseconds are the region's own code; the bound leaves room for a
-// loaded machine, far below the tens of milliseconds a stop or start inside
-// the span adds). A step's end is not checked: after its selected regions
-// the step goes on without being collected (validation, a checkpoint).
+// region's span ends at its last op, and the window's first step (the one a
+// profiler start would sit in) begins at its first op, within
+// kProfilerSlackUs (a few microseconds are the region's own code; the bound
+// leaves room for a thread descheduled on a loaded machine, a few ms, and
+// stays below the 10-50 ms a start or stop inside the span added). A step's
+// end is not checked: after its selected regions the step goes on without
+// being collected (validation, a checkpoint).
 void check_spans_end_at_their_ops(const json& trace, const std::string& span_prefix,
                                   const std::string& path) {
-  constexpr double kProfilerSlackUs = 3000;
+  constexpr double kProfilerSlackUs = 8000;
   std::vector<Slice> ops;
   std::vector<Slice> regions;
   std::vector<Slice> steps;
@@ -83,6 +84,8 @@ void check_spans_end_at_their_ops(const json& trace, const std::string& span_pre
         << path;
   }
   EXPECT_FALSE(steps.empty()) << "no ProfilerStep# span in " << path;
+  std::sort(steps.begin(), steps.end(), [](const Slice& a, const Slice& b) { return a.ts < b.ts; });
+  if (steps.size() > 1) steps.resize(1);
   for (const Slice& st : steps) {
     double first = 0;
     double last = 0;

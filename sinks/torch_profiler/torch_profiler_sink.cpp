@@ -87,6 +87,10 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
   if (has_step_) open_step_ = {true, step_, steady_now(), threads_.current().os_tid};
 }
 
+TorchProfilerSink::~TorchProfilerSink() {
+  close();
+}
+
 void TorchProfilerSink::on_region_routed(const RegionInfo& info) {
   std::lock_guard<std::mutex> lock(names_mutex_);
   if (region_names_.size() <= info.id) region_names_.resize(info.id + 1);

@@ -43,6 +43,8 @@ class TorchProfilerSink : public Sink {
  public:
   static SinkSchema schema() { return TorchProfilerSettings::schema(); }
   explicit TorchProfilerSink(const SinkContext& ctx);
+  // Closes first: the stopper's jobs point into windows_, destroyed before it.
+  ~TorchProfilerSink() override;
 
   std::uint32_t interests() const override {
     // Its `steps` filter is part of its schedule, which switches collection

@@ -85,6 +85,7 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
   collecting_.store(gate_.collecting());
   // A step set before the sink started runs from now on.
   if (has_step_) open_step_ = {true, step_, steady_now(), threads_.current().os_tid};
+  saw_step_ = has_step_;
 }
 
 TorchProfilerSink::~TorchProfilerSink() {
@@ -179,6 +180,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
     if (CollectionWindow* w = live_.load()) add_open_step_locked(*w, e.time_ns, false);
     open_step_ = {};
     has_step_ = has_step;
+    saw_step_ = saw_step_ || has_step;
     step_ = e.step;
     if (CollectionWindow* w = live_.load()) {
       const bool ends = !d.collecting() || d.cycle != w->cycle() ||
@@ -243,7 +245,22 @@ void TorchProfilerSink::close() {
               "recorded, and viewers show them unfinished");
   }
   if (traces_posted_.load() == 0) {
-    ctx_.info("no trace written: no selected region ran while collection was on");
+    bool never_stepped = false;
+    {
+      std::lock_guard<std::mutex> control(control_);
+      never_stepped = !saw_step_ && (schedule_.scheduled() || !settings_.steps.empty());
+    }
+    if (never_stepped) {
+      // Not the regions' fault: a schedule or a steps filter waits for steps.
+      ctx_.warn(
+          "no trace written: the schedule (skip_first, wait, warmup, active, repeat) and `steps` "
+          "count the steps given to regiontrace::set_step(), and this run set none "
+          "(FastVideo's trace_step() is the activation trace's step only); call "
+          "regiontrace::set_step(i) at each step, or leave the schedule out to collect every "
+          "selected region");
+    } else {
+      ctx_.info("no trace written: no selected region ran while collection was on");
+    }
   }
 }
 

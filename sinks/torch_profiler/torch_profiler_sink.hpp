@@ -104,6 +104,7 @@ class TorchProfilerSink : public Sink {
   std::atomic<bool> collecting_{true};  // the step gate is open and nothing stopped us
   StepDecision gate_;
   bool has_step_ = false;
+  bool saw_step_ = false;  // set_step() was called at some point of the run
   std::int64_t step_ = 0;
   // The step under way, from its set_step: it becomes a ProfilerStep#<n>
   // span in every window it overlaps.

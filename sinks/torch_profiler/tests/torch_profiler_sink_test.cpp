@@ -460,6 +460,25 @@ TEST_F(TorchProfilerSink, ScheduleRecordsActiveStepsOneTracePerCycle) {
   EXPECT_EQ(summary["steps"], json::parse(R"({"first":7,"last":8})"));
 }
 
+// A schedule counts set_step() steps; a run that sets none (FastVideo's
+// trace_step alone) writes nothing, and the message says why instead of
+// blaming the regions.
+TEST_F(TorchProfilerSink, AScheduleWithoutSetStepSaysSo) {
+  StderrCapture err;
+  init(sink_options(dir_, {{"active", "2"}}));
+  for (int i = 0; i < 3; ++i) {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::string log = err.text();
+  EXPECT_TRUE(trace_files(dir_.path()).empty());
+  EXPECT_NE(log.find("count the steps given to regiontrace::set_step(), and this run set none"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("no selected region ran"), std::string::npos) << log;
+}
+
 TEST_F(TorchProfilerSink, StepsFilterLimitsWhatIsCollected) {
   init(sink_options(dir_, {{"steps", "1-2,5"}}));
   for (int step = 0; step < 7; ++step) {

@@ -55,6 +55,13 @@ std::string abi_mismatch_message(const PluginFile& file, const std::string& plug
          describe(kBuildInfo) + "); rebuild the plugin against this SDK";
 }
 
+// std::string, std::vector and std::map cross the boundary: the plugin's
+// standard library (and libstdc++'s string ABI) must be the host's.
+bool same_standard_library(int stdlib_kind, int cxx11_abi) {
+  return stdlib_kind == kBuildInfo.stdlib_kind &&
+         (stdlib_kind != 1 || cxx11_abi == kBuildInfo.cxx11_abi);
+}
+
 std::string stdlib_mismatch_message(const PluginFile& file, const std::string& plugin_build) {
   return "plugin " + file.path + " (" + file.origin +
          ") was built with another C++ standard library ABI (" + plugin_build +
@@ -92,9 +99,9 @@ void check_build(const boost::dll::shared_library& lib, const PluginFile& file) 
     throw Error("plugin " + file.path + " (" + file.origin +
                 ") exports a truncated regiontrace_plugin_build_info");
   }
-  const bool same_stdlib = b->stdlib_kind == kBuildInfo.stdlib_kind &&
-                           (b->stdlib_kind != 1 || b->cxx11_abi == kBuildInfo.cxx11_abi);
-  if (!same_stdlib) throw Error(stdlib_mismatch_message(file, describe(*b)));
+  if (!same_standard_library(b->stdlib_kind, b->cxx11_abi)) {
+    throw Error(stdlib_mismatch_message(file, describe(*b)));
+  }
 }
 
 }  // namespace
@@ -193,9 +200,9 @@ std::string PluginLoader::refusal(const PluginFile& file) {
   if (b.abi_version != static_cast<std::uint32_t>(kAbiVersion)) {
     return abi_mismatch_message(file, std::to_string(b.abi_version), b.text);
   }
-  const bool same_stdlib = b.stdlib_kind == kBuildInfo.stdlib_kind &&
-                           (b.stdlib_kind != 1 || b.cxx11_abi == kBuildInfo.cxx11_abi);
-  if (!same_stdlib) return stdlib_mismatch_message(file, b.text);
+  if (!same_standard_library(b.stdlib_kind, b.cxx11_abi)) {
+    return stdlib_mismatch_message(file, b.text);
+  }
   return {};
 }
 

@@ -42,8 +42,17 @@ class Dispatcher {
   void start(std::vector<std::unique_ptr<SinkSlot>> slots);
   // Stops delivering, then flushes and closes every sink.
   void stop();
-  // Flushes every running sink; one that throws is switched off.
+  // Flushes every running sink, after handing it the spans every thread
+  // holds; one that throws is switched off.
   void flush_sinks();
+  // The flush thread's tick: the same, for the flight recorders
+  // (kInterestPeriodicFlush) only. Never blocks the application's threads
+  // longer than a span hand-over.
+  void flush_flight_recorders();
+  bool has_flight_recorders() const {
+    const RoutingTable* t = table_.load(std::memory_order_acquire);
+    return t != nullptr && t->flush_mask != 0;
+  }
   // Forked child: forget the parent's sinks without touching their files.
   void abandon_after_fork();
   bool running() const { return table_.load(std::memory_order_acquire) != nullptr; }
@@ -102,7 +111,11 @@ class Dispatcher {
   void end_span(ThreadStack& stack, const RoutingTable& table, RegionId id, std::int64_t begin_ns,
                 std::uint64_t sinks, std::int64_t end_ns, bool unwinding);
   void hand_over_spans(SpanBuffer& buffer, const RoutingTable* table, bool last);
-  void collect_spans(const RoutingTable& table, std::uint64_t enabled);
+  // Every thread's spans not handed over yet, and the ones open on it for
+  // the sinks in `open_to`.
+  void collect_spans(const RoutingTable& table, std::uint64_t enabled, std::uint64_t open_to);
+  // Hands spans over, then flushes the sinks of `mask`.
+  void flush_locked(std::uint64_t mask);
   void deliver_spans(const RoutingTable& table, std::uint64_t enabled, SpanBuffer& buffer,
                      const Span* spans, const std::uint64_t* sinks, std::size_t count, bool last);
   void close_thread_spans(ThreadStack& stack);
@@ -130,7 +143,11 @@ class Dispatcher {
   std::atomic<std::int64_t> step_{kNoStep};
   std::atomic<std::uint32_t> generation_{0};
 
-  std::mutex control_mutex_;                              // start/stop, step masks, failures
+  std::mutex control_mutex_;  // start/stop, step masks, failures
+  // Held while sinks flush and while stop() closes them: flush() never runs
+  // beside itself or close(), and set_step() (control_mutex_) never waits
+  // for a flush.
+  std::mutex flush_mutex_;
   std::vector<std::unique_ptr<SinkSlot>> slots_;          // running
   std::vector<std::unique_ptr<SinkSlot>> retired_slots_;  // kept alive, never destroyed
   std::vector<std::unique_ptr<RoutingTable>> tables_;     // current one is last; all kept

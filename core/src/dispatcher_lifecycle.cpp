@@ -151,10 +151,26 @@ void Dispatcher::report_awaited_never_entered(const RoutingTable& table) {
 }
 
 void Dispatcher::flush_sinks() {
-  // The control lock keeps stop() from closing a sink while it flushes.
-  std::lock_guard<std::mutex> lock(control_mutex_);
-  for (auto& slot : slots_) {
-    if (slot->failed.load()) continue;
+  std::lock_guard<std::mutex> lock(flush_mutex_);
+  flush_locked(~std::uint64_t{0});
+}
+
+void Dispatcher::flush_flight_recorders() {
+  std::lock_guard<std::mutex> lock(flush_mutex_);
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t != nullptr) flush_locked(t->flush_mask);
+}
+
+void Dispatcher::flush_locked(std::uint64_t mask) {
+  // stop() publishes no table before it takes flush_mutex_ to close the
+  // sinks: a table read here stays running until this returns.
+  const RoutingTable* t = table_.load(std::memory_order_acquire);
+  if (t == nullptr) return;
+  const std::uint64_t enabled = enabled_.load(std::memory_order_relaxed);
+  // Every span sink gets the spans taken from the buffers, flushed or not.
+  if (t->span_mask != 0) collect_spans(*t, enabled, t->flush_mask & mask);
+  for (SinkSlot* slot : t->slots()) {
+    if (((mask >> slot->index) & 1) == 0 || slot->failed.load()) continue;
     try {
       slot->sink->flush();
     } catch (const std::exception& e) {
@@ -188,8 +204,12 @@ void Dispatcher::stop() {
     if (op_observer_on_ && op_observer_switch_ != nullptr) op_observer_switch_(false);
     op_observer_on_ = false;
   }
+  // A flush under way ends before the sinks close.
+  std::unique_lock<std::mutex> flushing(flush_mutex_);
   // Spans the threads still hold, before their sinks close.
-  if (stopped != nullptr && stopped->span_mask != 0) collect_spans(*stopped, stopped_enabled);
+  if (stopped != nullptr && stopped->span_mask != 0) {
+    collect_spans(*stopped, stopped_enabled, stopped->span_mask);
+  }
   for (auto& slot : stopping) {
     if (slot->failed.load()) continue;
     try {
@@ -201,6 +221,7 @@ void Dispatcher::stop() {
       log(LogLevel::kError, "sink `" + slot->name + "` failed while closing");
     }
   }
+  flushing.unlock();
   std::lock_guard<std::mutex> lock(control_mutex_);
   for (auto& slot : stopping) retired_slots_.push_back(std::move(slot));
 }
@@ -213,6 +234,7 @@ void Dispatcher::abandon_after_fork() {
   enabled_.store(0);
   live_.store(0);
   new (&control_mutex_) std::mutex();
+  new (&flush_mutex_) std::mutex();
   for (auto& slot : slots_) slot.release();  // NOLINT: intentionally leaked
   slots_.clear();
   op_observer_on_ = false;

@@ -19,14 +19,14 @@ namespace {
 // in that order too. Read while the owner runs on (see Frame): a frame it
 // pushes meanwhile may read torn, and is then at worst one clipped span
 // with another region's begin.
-void open_spans(const ThreadStack& stack, const RoutingTable& t, std::int64_t now_ns,
-                std::int64_t step, std::vector<Span>& out_spans,
+void open_spans(const ThreadStack& stack, const RoutingTable& t, std::uint64_t open_to,
+                std::int64_t now_ns, std::int64_t step, std::vector<Span>& out_spans,
                 std::vector<std::uint64_t>& out_sinks) {
   const std::uint32_t depth = __atomic_load_n(&stack.open, __ATOMIC_ACQUIRE);
   for (std::uint32_t d = std::min(depth, RegionStack::kMaxDepth); d-- > 0;) {
     const Frame& f = stack.frames[d];
     const std::int64_t begin = __atomic_load_n(&f.begin_ns, __ATOMIC_RELAXED);
-    const std::uint64_t sinks = __atomic_load_n(&f.delivered, __ATOMIC_RELAXED) & t.span_mask;
+    const std::uint64_t sinks = __atomic_load_n(&f.delivered, __ATOMIC_RELAXED) & open_to;
     if (begin == 0 || sinks == 0 ||
         __atomic_load_n(&f.generation, __ATOMIC_RELAXED) != t.generation()) {
       continue;
@@ -139,8 +139,11 @@ void Dispatcher::deliver_spans(const RoutingTable& t, std::uint64_t enabled, Spa
 }
 
 // On the stopping thread, before the stopped sinks close: what every thread
-// still holds, and the spans open on it.
-void Dispatcher::collect_spans(const RoutingTable& t, std::uint64_t enabled) {
+// still holds, and the spans open on it. On the flush thread (or a flush()
+// call) while threads run: open spans only to the flight recorders, which
+// take them as provisional.
+void Dispatcher::collect_spans(const RoutingTable& t, std::uint64_t enabled,
+                               std::uint64_t open_to) {
   const std::int64_t now = now_ns();
   const std::int64_t step = step_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> threads_lock(span_threads_mutex_);
@@ -157,7 +160,7 @@ void Dispatcher::collect_spans(const RoutingTable& t, std::uint64_t enabled) {
       sinks.assign(p.sinks, p.sinks + p.count);
     }
     b.taken(p.count);
-    open_spans(*stack, t, now, step, spans, sinks);
+    if (open_to != 0) open_spans(*stack, t, open_to, now, step, spans, sinks);
     if (!spans.empty() || b.dropped_sinks(t.span_mask) != 0) {
       deliver_spans(t, enabled, b, spans.data(), sinks.data(), spans.size(), false);
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +17,7 @@
 
 #include "config/config_loader.hpp"
 #include "dispatcher.hpp"
+#include "flush_thread.hpp"
 #include "logger.hpp"
 #include "output_folders.hpp"
 #include "plugin_search_report.hpp"
@@ -39,6 +41,12 @@ std::int64_t host_stop_ns() {
 const HostApi g_host{&log_from_sink, &now_ns, &host_step, &host_stop_ns};
 // Starts that went live in this process: the next one's session number.
 int g_sessions = 0;
+
+// Never destroyed: a thread may still tick while static destructors run.
+FlushThread& flush_thread() {
+  static FlushThread* t = new FlushThread();
+  return *t;
+}
 
 std::recursive_mutex& lifecycle_mutex() {
   static std::recursive_mutex* m = new std::recursive_mutex();
@@ -156,6 +164,7 @@ void in_forked_child() {
   new (&lifecycle_mutex()) std::recursive_mutex();
   new (&RegionRegistry::instance().mutex()) std::mutex();
   Dispatcher::instance().abandon_after_fork();
+  flush_thread().forget_after_fork();
   g_tensors_wanted.store(false);
   g_state.store(kStateOff);
   if (g_signals_installed) {
@@ -412,6 +421,11 @@ void go_live(const EffectiveConfig& cfg, std::vector<std::unique_ptr<SinkSlot>> 
   }
   Dispatcher::instance().start(std::move(slots));
   g_tensors_wanted.store(tensors);
+  if (cfg.flush_interval_s > 0 && Dispatcher::instance().has_flight_recorders()) {
+    flush_thread().start(
+        std::chrono::nanoseconds(static_cast<std::int64_t>(cfg.flush_interval_s * 1e9)),
+        [] { Dispatcher::instance().flush_flight_recorders(); });
+  }
   if (cfg.handle_signals) install_signals();
   register_exit_handler();
   g_state.store(kStateOn);
@@ -480,6 +494,7 @@ void stop() {
   // One end for every sink: what is still open ends here, also in a sink
   // that closes after another's slow close (a trace export).
   g_stop_ns.store(now_ns(), std::memory_order_release);
+  flush_thread().stop();
   Dispatcher::instance().stop();
   if (WrittenConfig* w = written_config()) {
     // Again, now with the end pair: the file says when this rank's

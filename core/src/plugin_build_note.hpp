@@ -17,7 +17,7 @@ struct BuildNote {
   std::string stdlib;
   int stdlib_kind = 0;
   int cxx11_abi = -1;
-  std::string text;  // "ABI 7, SDK 1.3.0, GCC 12.2.0, ..." as the loader's messages say it
+  std::string text;  // "ABI 8, SDK 1.4.0, GCC 12.2.0, ..." as the loader's messages say it
 };
 
 struct FileBuildFacts {

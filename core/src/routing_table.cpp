@@ -28,6 +28,7 @@ RoutingTable::RoutingTable(std::vector<SinkSlot*> slots, std::size_t capacity,
     if (s->interests & kInterestTensors) tensor_mask |= bit;
     if (s->interests & kInterestOpOutputs) op_mask |= bit;
     if (s->interests & kInterestSnapshots) snapshot_mask |= bit;
+    if (s->interests & kInterestPeriodicFlush) flush_mask |= bit;
     // A span sink gets its regions as spans only, always timed.
     if (s->interests & kInterestSpans) {
       span_mask |= bit;

@@ -44,7 +44,8 @@ class RoutingTable : public RegionRouting {
   std::uint64_t snapshot_mask = 0;
   std::uint64_t region_event_mask = 0;  // want on_region_begin/end
   // span_mask (RegionRouting): sinks that want spans (on_spans) instead.
-  std::uint64_t time_mask = 0;  // want time_ns filled in
+  std::uint64_t time_mask = 0;   // want time_ns filled in
+  std::uint64_t flush_mask = 0;  // flight recorders (kInterestPeriodicFlush)
   // track_entered (RegionRouting): entering a selected region is noted,
   // for the shutdown report; entered[id] says it was under this table.
   void note_entered(RegionId id) const { entered_[id].store(1, std::memory_order_relaxed); }

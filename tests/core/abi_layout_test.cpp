@@ -47,7 +47,7 @@ namespace {
 
 // Portable: the ABI version these numbers belong to, the plain-C build info
 // (read by hosts of every version) and the enum values sinks are built with.
-static_assert(kAbiVersion == 7, "a new ABI version: re-check every layout below");
+static_assert(kAbiVersion == 8, "a new ABI version: re-check every layout below");
 RT_EXPECT_OFFSET(regiontrace_build_info, size, 0);
 RT_EXPECT_OFFSET(regiontrace_build_info, abi_version, 4);
 static_assert(kInterestRegions == 1u << 0 && kInterestMarks == 1u << 1 &&

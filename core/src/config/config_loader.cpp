@@ -185,6 +185,10 @@ class Validator {
     out_.log_level = parse_log_level(v["log_level"].empty() ? "info" : v["log_level"][0], &ok);
     out_.handle_signals = v["handle_signals"].empty() || v["handle_signals"][0] == "true";
     out_.on_error = parse_on_error(v["on_error"]);
+    // Checked against the schema above; what fails that check is reported there.
+    out_.flush_interval_s = v["flush_interval_s"].empty()
+                                ? 1.0
+                                : std::strtod(v["flush_interval_s"][0].c_str(), nullptr);
     static const SinkSchema plugins = {
         KeySpec::list("paths", "", "extra folders (or .so files) to load sinks from")};
     auto p = section("plugins", plugins, {});
@@ -282,6 +286,11 @@ const SinkSchema& core_schema() {
       KeySpec::boolean("handle_signals", true,
                        "on SIGINT/SIGTERM, flush and close every sink, then let the signal "
                        "take its course"),
+      KeySpec::real("flush_interval_s", 1,
+                    "how often flight-recording sinks (timeline, region_stats) put what they "
+                    "recorded on disk while the program runs, so that a killed process (SIGKILL, "
+                    "the OOM killer, os._exit) leaves its files readable; 0: only at shutdown")
+          .range(0, 3600),
       KeySpec::one_of("on_error", "exit", {"exit", "continue"},
                       "when the first region finds the configuration wrong: print the error "
                       "and exit with status 2, or print it and continue with sinks off "

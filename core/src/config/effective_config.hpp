@@ -61,6 +61,7 @@ struct EffectiveConfig {
   LogLevel log_level = LogLevel::kInfo;
   bool handle_signals = true;
   OnError on_error = OnError::kExit;
+  double flush_interval_s = 1.0;  // kInterestPeriodicFlush sinks; 0: never
   std::vector<SinkSettings> sinks;
   std::vector<PluginFile> plugins;
   std::vector<EffectiveValue> values;

@@ -141,6 +141,9 @@ void apply_core_environment(const Environment& env, ConfigTree& tree,
   if (const std::string* v = get(env, "REGIONTRACE_CATALOGS")) {
     tree.set_list("catalogs", split_list(*v, ':'), env_source("REGIONTRACE_CATALOGS"));
   }
+  if (const std::string* v = get(env, "REGIONTRACE_FLUSH_INTERVAL_S")) {
+    tree.set("flush_interval_s", *v, env_source("REGIONTRACE_FLUSH_INTERVAL_S"));
+  }
   if (const std::string* v = get(env, "REGIONTRACE_HANDLE_SIGNALS")) {
     tree.set("handle_signals", *v, env_source("REGIONTRACE_HANDLE_SIGNALS"));
   }

@@ -7,7 +7,7 @@
 //    RegionInfo, SinkContext, HostApi, KeySpec, PluginDescriptor) lives in
 //    the inline namespace regiontrace::abi_v<N>. Code spells them
 //    regiontrace::Sink as before; the linker and the demangler see
-//    regiontrace::abi_v7::Sink, so two SDK versions mixed in one binary fail to
+//    regiontrace::abi_v8::Sink, so two SDK versions mixed in one binary fail to
 //    link instead of sharing a vtable layout they disagree on.
 //  - Changing one of them (a field, a virtual, an enum value, what time_ns
 //    means) bumps REGIONTRACE_SDK_ABI_VERSION_CURRENT and updates the layout
@@ -26,17 +26,18 @@
 // `regiontrace check` too). 4 = end events carry begin_time_ns. 5 =
 // kInterestSpans, Sink::on_spans, Span and SpanBatch. 6 = SpanBatch::dropped.
 // 7 = SinkContext::session (output_path names a later session's files
-// apart), HostApi::stop_ns.
+// apart), HostApi::stop_ns. 8 = kInterestPeriodicFlush (the host's flush
+// thread calls flush(), and hands flight recorders provisional open spans).
 #pragma once
 
 #include <cstdint>
 
 #define REGIONTRACE_SDK_VERSION_MAJOR 1
-#define REGIONTRACE_SDK_VERSION_MINOR 3
+#define REGIONTRACE_SDK_VERSION_MINOR 4
 #define REGIONTRACE_SDK_VERSION_PATCH 0
-#define REGIONTRACE_SDK_VERSION_STRING "1.3.0"
+#define REGIONTRACE_SDK_VERSION_STRING "1.4.0"
 
-#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 7
+#define REGIONTRACE_SDK_ABI_VERSION_CURRENT 8
 
 // For the loader's own tests only: builds a plugin that claims another ABI
 // version (and puts its types in that version's namespace), so that the

@@ -52,6 +52,15 @@ enum Interest : std::uint32_t {
   // that must see regions opened before a selected step to switch on inside
   // them when it starts, as torch_profiler's schedule does.
   kAppliesStepsItself = 1u << 9,
+  // Not an event family: the sink is a flight recorder. Every
+  // `flush_interval_s` (a top-level key, default 1; 0: never) the host hands
+  // over every thread's finished spans so far, then calls flush() from a
+  // thread of its own, so that what was recorded reaches the disk while the
+  // program runs and survives a SIGKILL. A kInterestSpans sink also gets the
+  // regions still open on each thread, as open spans (`open` 1) at the end
+  // of that thread's batch, ending at the flush: provisional, since the same
+  // region comes again as a finished span when it ends (or open at stop).
+  kInterestPeriodicFlush = 1u << 10,
   kInterestDefault =
       kInterestRegions | kInterestMarks | kInterestSteps | kInterestSnapshots | kInterestTimestamps,
 };
@@ -73,8 +82,10 @@ class Sink {
   // kInterestSpans only. See SpanBatch for the threads it comes on.
   virtual void on_spans(const SpanBatch&) {}
 
-  // Make what was accepted so far durable (called at step boundaries by
-  // sinks' own choice, and by the host before close()).
+  // Make what was accepted so far durable: by the host before close(), by
+  // the application's regiontrace::flush(), and every flush_interval_s from
+  // the host's flush thread for kInterestPeriodicFlush sinks. Never
+  // concurrently with itself or close().
   virtual void flush() {}
   // Last call: write everything, finish files, stop threads. Idempotent.
   virtual void close() {}

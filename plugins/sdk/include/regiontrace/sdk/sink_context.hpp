@@ -97,9 +97,12 @@ class SinkContext {
   // the sinks, not when this sink's close() runs, which may come after
   // another sink's slow one (a trace export). now_ns() while running.
   std::int64_t end_of_run_ns() const {
-    const std::int64_t stop = host_ != nullptr && host_->stop_ns ? host_->stop_ns() : 0;
+    const std::int64_t stop = stop_ns();
     return stop != 0 ? stop : now_ns();
   }
+  // When the host began closing the sinks; 0 while they run (and without
+  // a host). A flush() that sees it set comes right before close().
+  std::int64_t stop_ns() const { return host_ != nullptr && host_->stop_ns ? host_->stop_ns() : 0; }
   std::int64_t current_step() const {
     return host_ != nullptr && host_->current_step ? host_->current_step() : 0;
   }

@@ -35,6 +35,7 @@ bool ChunkExchange::trade(Chunk*& current, std::uint64_t slot) {
       // Goes to the writer even when no empty chunk is free: the writer
       // empties it, and the caller drops until then.
       full_.push_back(current);
+      ++queued_total_;
       current = nullptr;
     }
     if (current == nullptr) current = take_empty_locked(slot);
@@ -52,6 +53,7 @@ void ChunkExchange::hand_over(Chunk*& current) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (closed_ || current == nullptr || current->used.load(std::memory_order_relaxed) == 0) return;
     full_.push_back(current);
+    ++queued_total_;
     current = nullptr;
     wake = wake_writer_locked();
     if (wake) ++wakes_;
@@ -76,6 +78,11 @@ Chunk* ChunkExchange::next_full() {
   Chunk* c = full_.front();
   full_.pop_front();
   return c;
+}
+
+std::uint64_t ChunkExchange::queued_total() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_total_;
 }
 
 std::uint64_t ChunkExchange::wakes() const {

@@ -48,6 +48,9 @@ class ChunkExchange {
   // Hands `current` over without taking one (a thread that exits).
   void hand_over(Chunk*& current);
 
+  // Chunks handed to the writer so far (by trade() and hand_over()).
+  std::uint64_t queued_total() const;
+
   // Writer thread: the next full chunk, or null once closed and drained.
   Chunk* next_full();
   // For tests: the times an application thread woke the writer, and
@@ -81,6 +84,7 @@ class ChunkExchange {
   bool writer_asleep_ = false;  // waiting without a timeout
   int idle_polls_ = 0;
   std::uint64_t wakes_ = 0;
+  std::uint64_t queued_total_ = 0;
   std::atomic<bool> exhausted_{false};
 };
 

@@ -20,6 +20,10 @@ struct OpenRegion {
   std::atomic<std::int64_t> begin_ns{0};
   std::atomic<std::uint32_t> region{0};
   std::atomic<std::int64_t> step{0};
+  // The time the host read it open (the batch's end_ns): at close, only
+  // what the stop's hand-over saw counts; an older entry is a flush's,
+  // possibly read torn while its thread pushed a frame.
+  std::atomic<std::int64_t> seen_ns{0};
 };
 
 struct ThreadSlot {
@@ -42,6 +46,9 @@ struct ThreadSlot {
   Chunk* chunk = nullptr;
   std::uint32_t used = 0;
   std::atomic<std::uint64_t> dropped{0};  // events lost for want of a chunk
+  // Some open[] entry was set: finished spans clear theirs (a flush's open
+  // spans come again when they end).
+  bool has_open = false;  // under the slot's lock
   OpenRegion open[kMaxDepth];
 };
 

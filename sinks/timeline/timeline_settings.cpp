@@ -23,6 +23,11 @@ SinkSchema TimelineSettings::schema() {
       KeySpec::string("span_prefix", "region::",
                       "region spans are named `<span_prefix><name>`, as the torch_profiler "
                       "sink names them"),
+      KeySpec::boolean("flight_recorder", true,
+                       "keep the trace file on disk while the program runs, updated every "
+                       "flush_interval_s (a top-level key), so that a process killed by SIGKILL "
+                       "or ended by os._exit() leaves a trace that opens, marked incomplete; "
+                       "false: the trace is written at shutdown only"),
   };
 }
 
@@ -32,6 +37,7 @@ TimelineSettings TimelineSettings::from(const SinkContext& ctx) {
   s.max_events = static_cast<std::uint64_t>(ctx.get_int("max_events"));
   s.max_bytes = static_cast<std::uint64_t>(ctx.get_int("max_mb")) << 20;
   s.span_prefix = ctx.get_string("span_prefix");
+  s.flight_recorder = ctx.get_bool("flight_recorder");
   if (s.buffer_bytes == 0 || s.max_events == 0 || s.max_bytes == 0) {
     throw std::invalid_argument(
         "buffer_mb, max_events and max_mb must be at least 1 (defaults 64, 10000000, 1024)");

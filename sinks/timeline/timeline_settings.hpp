@@ -18,6 +18,8 @@ struct TimelineSettings {
   std::uint64_t max_events = 0;
   std::uint64_t max_bytes = 0;
   std::string span_prefix;
+  // Keep the trace on disk while the program runs (flight_recorder.hpp).
+  bool flight_recorder = true;
 
   static SinkSchema schema();
   // Throws std::invalid_argument naming the key.

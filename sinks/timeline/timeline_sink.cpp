@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -39,6 +40,18 @@ TimelineSink::TimelineSink(const SinkContext& ctx)
       spill_(std::make_unique<SpillFile>(ctx.output_dir())),
       budget_(settings_.max_events, settings_.max_bytes),
       pid_(::getpid()) {
+  if (settings_.flight_recorder) {
+    try {
+      flight_ = std::make_unique<FlightRecorder>(path_, context_, settings_.span_prefix,
+                                                 start_pair_.monotonic_ns, start_pair_);
+    } catch (const std::exception& e) {
+      // No half-written file under the trace's name; the trace is still
+      // tried at shutdown, which says what it could not write.
+      ::unlink(path_.c_str());
+      context_.warn(std::string("no flight recording: ") + e.what() + "; " + path_ +
+                    " is written at shutdown only");
+    }
+  }
   writer_ = std::thread([this] { writer_loop(); });
 }
 
@@ -70,6 +83,16 @@ void TimelineSink::on_spans(const SpanBatch& batch) {
   while (closed > 0 && batch.spans[closed - 1].open != 0) --closed;
   {
     SlotLock lock(*s);
+    if (s->has_open) {
+      // A region a flush saw open has ended: it is a finished span now.
+      for (std::size_t i = 0; i < closed; ++i) {
+        const Span& span = batch.spans[i];
+        if (span.depth < ThreadSlot::kMaxDepth &&
+            s->open[span.depth].begin_ns.load(std::memory_order_relaxed) == span.begin_ns) {
+          s->open[span.depth].begin_ns.store(0, std::memory_order_relaxed);
+        }
+      }
+    }
     // Whole runs of records, as many as the chunk holds, then a new chunk.
     std::size_t done = 0;
     while (done < closed) {
@@ -90,7 +113,9 @@ void TimelineSink::on_spans(const SpanBatch& batch) {
       OpenRegion& o = s->open[span.depth];
       o.region.store(span.id, std::memory_order_relaxed);
       o.step.store(span.step, std::memory_order_relaxed);
+      o.seen_ns.store(span.end_ns, std::memory_order_relaxed);
       o.begin_ns.store(span.begin_ns, std::memory_order_release);
+      s->has_open = true;
     }
   }
   if (batch.last != 0) thread_exited(s);
@@ -155,15 +180,20 @@ void TimelineSink::thread_exited(ThreadSlot* slot) {
 
 void TimelineSink::writer_loop() {
   while (Chunk* c = exchange_.next_full()) {
-    const std::size_t used = c->used.load(std::memory_order_acquire);
-    const std::size_t keep = budget_.keep(c->data, used);
-    budget_.drop_rest(c->data, keep, used);
-    if (keep == 0) {
-      exchange_.give_back(c);
-      continue;
+    {
+      std::lock_guard<std::mutex> lock(spilled_mutex_);
+      const std::size_t used = c->used.load(std::memory_order_acquire);
+      const std::size_t keep = budget_.keep(c->data, used);
+      budget_.drop_rest(c->data, keep, used);
+      if (keep == 0) {
+        exchange_.give_back(c);
+      } else {
+        spilled_.push_back({c->slot, 0, c, keep, extent_of(c->data, keep)});
+        spill_held();
+      }
+      ++processed_;
     }
-    spilled_.push_back({c->slot, 0, c, keep, extent_of(c->data, keep)});
-    spill_held();
+    chunk_done_.notify_all();
   }
 }
 
@@ -190,6 +220,134 @@ void TimelineSink::spill_held() {
     exchange_.give_back(piece.chunk);
     piece.chunk = nullptr;
   }
+}
+
+std::vector<OpenSpan> TimelineSink::open_regions(ThreadSlot& s, std::int64_t seen_since_ns) {
+  std::vector<OpenSpan> open;
+  std::int64_t newest = 0;
+  for (int d = 0; d < ThreadSlot::kMaxDepth; ++d) {
+    const std::int64_t begin = s.open[d].begin_ns.load(std::memory_order_acquire);
+    if (begin == 0 || begin < newest) continue;
+    if (s.open[d].seen_ns.load(std::memory_order_relaxed) < seen_since_ns) continue;
+    newest = begin;
+    open.push_back({d, s.open[d].region.load(std::memory_order_relaxed), begin,
+                    s.open[d].step.load(std::memory_order_relaxed)});
+  }
+  return open;
+}
+
+void TimelineSink::flush() {
+  // The host flushes every sink right before it closes them: the trace
+  // written at close replaces this file anyway.
+  if (!flight_ || closed_.load() || context_.stop_ns() != 0) return;
+  std::lock_guard<std::mutex> flight_lock(flight_mutex_);
+  const std::int64_t started = sdk::clock::now_ns();
+  if (!flight_ || closed_.load() || started < flight_not_before_ns_) return;
+  try {
+    FlightRecorder::Update update = flight_update();
+    std::vector<std::string> names;
+    {
+      std::lock_guard<std::mutex> lock(names_mutex_);
+      names = names_;
+    }
+    update.region_names = &names;
+    flight_->commit(update);
+  } catch (const std::exception& e) {
+    // The file keeps its last whole document; the trace at close is
+    // written as before.
+    context_.warn(std::string("the timeline's flight recording stops: ") + e.what() + "; " + path_ +
+                  " is written at shutdown only");
+    flight_->remove();
+    flight_.reset();
+    return;
+  }
+  // A long one (a run recording millions of regions a second) waits three
+  // times as long before the next: the flush thread formats at most a
+  // quarter of the time. Short ones, and an application's own flush(),
+  // are never held back.
+  constexpr std::int64_t kLongFlushNs = 10'000'000;
+  const std::int64_t took = sdk::clock::now_ns() - started;
+  flight_not_before_ns_ = took >= kLongFlushNs ? started + 4 * took : 0;
+}
+
+FlightRecorder::Update TimelineSink::flight_update() {
+  // What threads still hold in their chunks goes to the writer first.
+  const std::vector<ThreadSlot*> slots = slots_.all();
+  for (ThreadSlot* s : slots) {
+    SlotLock lock(*s);
+    if (s->chunk == nullptr) continue;
+    exchange_.hand_over(s->chunk);
+    if (s->chunk == nullptr) s->used = 0;
+  }
+  const std::uint64_t handed = exchange_.queued_total();
+  FlightRecorder::Update update;
+  update.threads.resize(slots.size());
+  // Pieces already in the spill file are read back without the lock.
+  struct OnDisk {
+    std::size_t thread;
+    std::size_t at;  // in that thread's records
+    std::uint64_t offset;
+    std::size_t bytes;
+  };
+  std::vector<OnDisk> on_disk;
+  Losses lost;
+  std::uint64_t kept = 0;
+  {
+    std::unique_lock<std::mutex> lock(spilled_mutex_);
+    // Bounded: a writer stuck on a slow disk only delays what this flush has.
+    chunk_done_.wait_for(lock, std::chrono::seconds(5), [&] { return processed_ >= handed; });
+    for (; flight_pieces_ < spilled_.size(); ++flight_pieces_) {
+      const SpilledChunk& c = spilled_[flight_pieces_];
+      if (c.slot >= update.threads.size()) update.threads.resize(c.slot + 1);
+      std::vector<unsigned char>& records = update.threads[c.slot].records;
+      const std::size_t at = records.size();
+      records.resize(at + c.bytes);
+      if (c.chunk != nullptr) {
+        std::memcpy(records.data() + at, c.chunk->data, c.bytes);
+      } else {
+        on_disk.push_back({static_cast<std::size_t>(c.slot), at, c.offset, c.bytes});
+      }
+    }
+    kept = budget_.kept();
+    lost.over_cap = budget_.dropped();
+  }
+  for (const OnDisk& d : on_disk) {
+    spill_->read(d.offset, update.threads[d.thread].records.data() + d.at, d.bytes);
+  }
+  // Again: a thread may have recorded for the first time meanwhile.
+  for (ThreadSlot* s : slots_.all()) {
+    if (s->index >= update.threads.size()) update.threads.resize(s->index + 1);
+    FlightRecorder::Thread& t = update.threads[s->index];
+    t.os_tid = s->os_tid;
+    t.name = s->name;
+    t.open = open_regions(*s, 0);
+    lost.buffer_full += s->dropped.load(std::memory_order_relaxed);
+  }
+  std::uint64_t steps = 0;
+  {
+    std::lock_guard<std::mutex> lock(steps_mutex_);
+    update.new_steps.assign(steps_.begin() + static_cast<std::ptrdiff_t>(flight_steps_),
+                            steps_.end());
+    flight_steps_ = steps_.size();
+    steps = steps_.size();
+    lost.over_cap += steps_dropped_;
+  }
+  std::stable_sort(update.new_steps.begin(), update.new_steps.end(),
+                   [](const StepMark& a, const StepMark& b) { return a.time_ns < b.time_ns; });
+  lost.by_host = host_dropped_.load(std::memory_order_relaxed);
+  update.now_ns = sdk::clock::now_ns();
+  json::Writer w(update.statistics);
+  w.begin_object()
+      .field("recorded", static_cast<std::int64_t>(kept + steps))
+      .field("dropped", static_cast<std::int64_t>(lost.buffer_full + lost.over_cap + lost.by_host))
+      .field("dropped_by_host", static_cast<std::int64_t>(lost.by_host))
+      .field("dropped_buffer_full", static_cast<std::int64_t>(lost.buffer_full))
+      .field("dropped_over_cap", static_cast<std::int64_t>(lost.over_cap))
+      .field("buffer_mb", static_cast<std::int64_t>(settings_.buffer_bytes >> 20))
+      .field("max_events", static_cast<std::int64_t>(settings_.max_events))
+      .field("max_mb", static_cast<std::int64_t>(settings_.max_bytes >> 20))
+      .end_object();
+  return update;
 }
 
 void TimelineSink::report_losses(const Losses& lost, const TraceTotals* written,
@@ -275,6 +433,12 @@ bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceT
       failure = e.what();
       return false;
     }
+    if (flight_) {
+      // The file the trace replaces holds the same events: its room first.
+      flight_->remove();
+      flight_.reset();
+      continue;
+    }
     if (!in.cut && load_spill_into_memory(in)) continue;  // the whole run again, spill gone
     double keep = 0.5;
     if (!in.cut && events > 0) {
@@ -329,6 +493,8 @@ void TimelineSink::release_spill_after_cut(const TraceInput& in) {
 void TimelineSink::close() {
   std::lock_guard<std::mutex> close_lock(close_mutex_);
   if (closed_.exchange(true)) return;
+  // A flush under way ends first; none starts after.
+  std::lock_guard<std::mutex> flight_lock(flight_mutex_);
   exchange_.close();
   if (writer_.joinable()) writer_.join();
   // What is still open ends when the host began closing sinks: another
@@ -371,19 +537,17 @@ void TimelineSink::close() {
         t.pieces.push_back({0, s->chunk->data, keep, extent_of(s->chunk->data, keep)});
       }
     }
-    // An entry older than a shallower one is left from a region whose end
-    // never came (the host switched routing while it was open): skipped.
-    std::int64_t newest = 0;
-    for (int d = 0; d < ThreadSlot::kMaxDepth; ++d) {
-      const std::int64_t begin = s->open[d].begin_ns.load(std::memory_order_acquire);
-      if (begin == 0 || begin < newest) continue;
-      newest = begin;
-      t.open.push_back({d, s->open[d].region.load(std::memory_order_relaxed), begin,
-                        s->open[d].step.load(std::memory_order_relaxed)});
-    }
+    t.open = open_regions(*s, context_.stop_ns());
   }
   {
     std::lock_guard<std::mutex> lock(steps_mutex_);
+    // max_events counts steps too: the latest ones past it are dropped.
+    const std::uint64_t room =
+        settings_.max_events > budget_.kept() ? settings_.max_events - budget_.kept() : 0;
+    if (steps_.size() > room) {
+      steps_dropped_ += steps_.size() - room;
+      steps_.resize(room);
+    }
     in.steps = steps_;
   }
   Losses lost;
@@ -397,6 +561,9 @@ void TimelineSink::close() {
   TraceTotals totals;
   std::string failure;
   const bool written = write_trace_file(in, budget_.kept() + in.steps.size(), totals, failure);
+  // Replaced by the trace; or, when none could be written, what a reader
+  // finds under its name, marked incomplete.
+  flight_.reset();
   if (written) {
     context_.info("wrote " + path_ + " (" + std::to_string(totals.regions) + " region spans, " +
                   std::to_string(totals.open_at_end) + " open at the end, " +

@@ -16,6 +16,13 @@
 // in the trace's "timeline" member and in a warning). close() (shutdown,
 // exit, SIGINT/SIGTERM through the host) formats and gzips the trace into a
 // temporary file renamed into place.
+// Until then the file under that name is the flight recorder's
+// (flight_recorder.hpp): every flush_interval_s the host's flush thread
+// calls flush(), which hands the threads' chunks to the writer and formats
+// what the writer kept since the last flush into it, so a killed process
+// leaves a trace marked incomplete. Formatting takes at most a quarter of
+// the flush thread's time: a flush that took d (10 ms or more) waits 3d
+// before the next.
 // A full disk loses as little as it can: chunks the temporary file cannot
 // take stay in memory (buffer_mb still bounds them) and are retried, and a
 // trace the disk cannot hold is written again for the first half of the
@@ -25,6 +32,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,6 +40,7 @@
 #include <vector>
 
 #include "chunk_exchange.hpp"
+#include "flight_recorder.hpp"
 #include "record_budget.hpp"
 #include "regiontrace/plugin.hpp"
 #include "regiontrace/sdk/clock.hpp"
@@ -50,12 +59,14 @@ class TimelineSink : public Sink {
   ~TimelineSink() override;
 
   std::uint32_t interests() const override {
-    return kInterestSpans | kInterestMarks | kInterestSteps | kInterestTimestamps;
+    return kInterestSpans | kInterestMarks | kInterestSteps | kInterestTimestamps |
+           (flight_ ? kInterestPeriodicFlush : 0u);
   }
   void on_region_routed(const RegionInfo& info) override;
   void on_spans(const SpanBatch& batch) override;
   void on_step(const StepEvent& ev) override;
   void on_mark(const MarkEvent& ev) override;
+  void flush() override;
   void close() override;
 
   // A thread that recorded here exits: its chunk goes to the writer.
@@ -105,6 +116,13 @@ class TimelineSink : public Sink {
                          std::int64_t cut_at_ns) const;
   void report_losses(const Losses& lost, const TraceTotals* written, const TraceInput& in,
                      std::int64_t run_end_ns, const std::string& failure) const;
+  // The flight file's update: what the writer kept since the last one.
+  FlightRecorder::Update flight_update();
+  // The regions open on `s`, outermost first, as the host last saw them
+  // open at `seen_since_ns` or later; an entry older than a shallower one is
+  // left from a region whose end never came (the host switched routing
+  // while it was open) and is skipped.
+  static std::vector<OpenSpan> open_regions(ThreadSlot& s, std::int64_t seen_since_ns);
 
   SinkContext context_;
   TimelineSettings settings_;
@@ -115,7 +133,8 @@ class TimelineSink : public Sink {
   std::unique_ptr<SpillFile> spill_;
   std::vector<unsigned char> spill_in_memory_;  // load_spill_into_memory()
 
-  // The writer thread's; read by close() after joining it.
+  // The writer thread's, under spilled_mutex_ while it runs (flush() reads
+  // them); read by close() after joining it.
   struct SpilledChunk {
     std::uint64_t slot = 0;
     std::uint64_t offset = 0;
@@ -130,6 +149,17 @@ class TimelineSink : public Sink {
   bool spill_failing_ = false;
   bool spill_failed_ = false;
   RecordBudget budget_;
+  std::mutex spilled_mutex_;
+  std::condition_variable chunk_done_;  // processed_ grew
+  std::uint64_t processed_ = 0;         // chunks the writer took from the exchange
+
+  // The flight file; null when flight_recorder is off, and once close()
+  // replaces it.
+  std::unique_ptr<FlightRecorder> flight_;
+  std::mutex flight_mutex_;
+  std::size_t flight_pieces_ = 0;  // spilled_[..flight_pieces_] are in it
+  std::size_t flight_steps_ = 0;   // steps_[..flight_steps_] too
+  std::int64_t flight_not_before_ns_ = 0;
 
   std::mutex names_mutex_;
   std::vector<std::string> names_;  // by RegionId

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "event_format.hpp"
 #include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/events.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/trace_event.hpp"
 #include "spill_file.hpp"
 #include "timeline_records.hpp"
 
@@ -15,7 +15,6 @@ namespace regiontrace::timeline {
 namespace {
 
 constexpr std::size_t kFlushBytes = 1 << 20;
-constexpr long kStepTrackOffset = 1000000000;
 
 class Emitter {
  public:
@@ -27,11 +26,9 @@ class Emitter {
               out.take(block_);
             },
             kFlushBytes),
+        format_(in.region_names, in.span_prefix, in.context->pid(), in.base_ns),
         totals_(totals) {
     totals_ = TraceTotals{};
-    span_names_.reserve(in.region_names.size());
-    for (const std::string& name : in.region_names) span_names_.push_back(in.span_prefix + name);
-    pid_ = in.context->pid();
   }
 
   void header() {
@@ -41,19 +38,18 @@ class Emitter {
                                          in_.end_pair);
     doc.end_object();
     trace_.begin_events(in_.base_ns);
-    sdk::append_metadata_event(
-        trace_.begin_event(), "process_name", pid_, 0,
-        "rank " + std::to_string(in_.context->rank()) + " (pid " + std::to_string(pid_) + ")");
+    format_.process_name(trace_.begin_event(), in_.context->rank());
     trace_.end_event();
   }
 
   void thread(const ThreadRecords& t) {
-    thread_name(t.os_tid, t.name);
-    stack_.assign(ThreadSlotDepth, Ancestor{});
+    format_.thread_name(trace_.begin_event(), t.os_tid, t.name);
+    trace_.end_event();
+    paths_.clear();
     for (const OpenSpan& o : t.open) {
-      if (o.depth < 0 || o.depth >= ThreadSlotDepth) continue;
+      if (o.depth < 0 || o.depth >= kMaxSpanDepth) continue;
       if (after_cut(o.begin_ns)) continue;  // not an event yet: not counted
-      stack_[static_cast<std::size_t>(o.depth)] = {o.begin_ns, in_.end_ns, o.region, true};
+      paths_.enter(o.depth, o.begin_ns, in_.end_ns, o.region);
       region_span(t.os_tid, o.region, o.depth, o.begin_ns, in_.end_ns, o.step, false, true);
       ++totals_.open_at_end;
     }
@@ -92,19 +88,12 @@ class Emitter {
       // Back-to-back steps 1 ns apart (docs/profiling.md): a viewer adding
       // ts and dur in doubles must not see one end after the next begins.
       const std::int64_t end = i + 1 < steps.size() ? steps[i + 1].time_ns - 1 : in_.end_ns;
-      const long tid = s.os_tid + kStepTrackOffset;
-      if (std::find(tracks.begin(), tracks.end(), tid) == tracks.end()) {
-        tracks.push_back(tid);
-        thread_name(tid, "steps");
+      if (std::find(tracks.begin(), tracks.end(), s.os_tid) == tracks.end()) {
+        tracks.push_back(s.os_tid);
+        format_.thread_name(trace_.begin_event(), s.os_tid + kStepTrackOffset, "steps");
+        trace_.end_event();
       }
-      // Kineto's category for ProfilerStep#N: TensorBoard's profiler plugin
-      // finds steps only there.
-      sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "X", "user_annotation",
-                        "ProfilerStep#" + std::to_string(s.step), pid_,
-                        static_cast<std::uint64_t>(tid));
-      e.ts(s.time_ns).dur(std::max<std::int64_t>(0, end - s.time_ns));
-      e.args().field("step", s.step);
-      e.end();
+      format_.step(trace_.begin_event(), s.os_tid, s.step, s.time_ns, end);
       trace_.end_event();
       ++totals_.steps;
     }
@@ -116,30 +105,7 @@ class Emitter {
   }
 
  private:
-  static constexpr int ThreadSlotDepth = 256;
-  struct Ancestor {
-    std::int64_t begin = 0;
-    std::int64_t end = 0;
-    std::uint32_t region = 0;
-    bool valid = false;
-  };
-
   bool after_cut(std::int64_t ns) const { return in_.cut && ns > in_.end_ns; }
-
-  void thread_name(long tid, const std::string& name) {
-    sdk::append_metadata_event(trace_.begin_event(), "thread_name", pid_,
-                               static_cast<std::uint64_t>(tid), name);
-    trace_.end_event();
-  }
-
-  const std::string& region_name(std::uint32_t region) const {
-    static const std::string unknown = "?";
-    return region < in_.region_names.size() ? in_.region_names[region] : unknown;
-  }
-  const std::string& span_name(std::uint32_t region) const {
-    static const std::string unknown = "?";
-    return region < span_names_.size() ? span_names_[region] : unknown;
-  }
 
   void record(long tid, const unsigned char* p) {
     if (!is_mark(p)) {
@@ -155,9 +121,7 @@ class Emitter {
         r.end_ns = in_.end_ns;
         ++totals_.open_at_end;
       }
-      if (r.depth < ThreadSlotDepth) {
-        stack_[r.depth] = {r.begin_ns, r.end_ns, r.id, true};
-      }
+      paths_.enter(r.depth, r.begin_ns, r.end_ns, r.id);
       region_span(tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step, r.unwinding != 0, running);
       return;
     }
@@ -167,37 +131,16 @@ class Emitter {
       ++totals_.cut;
       return;
     }
-    const char* text = reinterpret_cast<const char*>(p + sizeof(MarkRecord));
-    sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "i", "mark",
-                      std::string_view(text, m.name_length), pid_, static_cast<std::uint64_t>(tid));
-    e.ts(m.time_ns).field("s", "t");
-    json::Writer& args = e.args();
-    args.field("path", std::string_view(text + m.name_length, m.path_length));
-    if (m.step != kNoStep) args.field("step", m.step);
-    e.end();
+    format_.mark(trace_.begin_event(), tid, p);
     trace_.end_event();
     ++totals_.marks;
   }
 
   void region_span(long tid, std::uint32_t region, int depth, std::int64_t begin, std::int64_t end,
                    std::int64_t step, bool unwinding, bool open_at_end) {
-    path_.clear();
-    for (int k = 0; k < depth && k < ThreadSlotDepth; ++k) {
-      const Ancestor& a = stack_[static_cast<std::size_t>(k)];
-      if (!a.valid || a.begin > begin || a.end < end) continue;
-      path_ += region_name(a.region);
-      path_ += '/';
-    }
-    path_ += region_name(region);
-    sdk::TraceEvent e(trace_.begin_event(), in_.base_ns, "X", "user_annotation", span_name(region),
-                      pid_, static_cast<std::uint64_t>(tid));
-    e.ts(begin).dur(std::max<std::int64_t>(0, end - begin));
-    json::Writer& args = e.args();
-    args.field("region", region_name(region)).field("path", path_).field("depth", depth);
-    if (step != kNoStep) args.field("step", step);
-    if (unwinding) args.field("unwinding", true);
-    if (open_at_end) args.field("open_at_end", true);
-    e.end();
+    const std::string& path = paths_.path(format_, depth, begin, end, region);
+    format_.region(trace_.begin_event(), tid, region, depth, begin, end, step, path, unwinding,
+                   open_at_end);
     trace_.end_event();
     if (!open_at_end) ++totals_.regions;
   }
@@ -205,10 +148,8 @@ class Emitter {
   const TraceInput& in_;
   std::string block_;  // handed to the compressing thread
   sdk::ChromeTraceWriter trace_;
-  std::vector<std::string> span_names_;  // by RegionId, with the prefix
-  long pid_ = 0;
-  std::string path_;
-  std::vector<Ancestor> stack_;
+  EventFormat format_;
+  SpanPaths paths_;
   TraceTotals& totals_;
 };
 }  // namespace

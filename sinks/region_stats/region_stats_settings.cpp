@@ -100,7 +100,9 @@ SinkSchema RegionStatsSettings::schema() {
       KeySpec::one_of("table_paths", "indented", {"indented", "full"},
                       "table rows: nested regions indented under their parent, or full "
                       "`a/b/c` paths sorted by total time"),
-      KeySpec::boolean("json", true, "write `region_stats_rank<r>_pid<p>.json` at shutdown"),
+      KeySpec::boolean("json", true,
+                       "write `region_stats_rank<r>_pid<p>.json` at shutdown (and, marked "
+                       "incomplete, at every flush_interval_s while the program runs)"),
       KeySpec::integer("max_steps", 1000,
                        "per-step aggregates are kept for the last this many steps (older "
                        "ones are dropped and counted); 0: no per-step aggregates")

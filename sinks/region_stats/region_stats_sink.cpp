@@ -89,14 +89,22 @@ void RegionStatsSink::close() {
   // so no scrape races the end of the process.
   if (textfile_) textfile_->stop();
   server_.reset();
-  write_outputs();
+  write_outputs(true);
 }
 
-void RegionStatsSink::write_outputs() {
+void RegionStatsSink::flush() {
+  // The host flushes every sink right before it closes them, which writes
+  // the finished files anyway.
+  if (closed_.load() || ctx_.stop_ns() != 0) return;
+  std::lock_guard<std::mutex> lock(close_mutex_);
+  if (!closed_.load()) write_outputs(false);
+}
+
+void RegionStatsSink::write_outputs(bool finished) {
   const sdk::clock_sync::Pair end_pair = sdk::clock_sync::read();
   // The run ended when the host began closing sinks, not when this one closes.
   const std::int64_t end_ns =
-      ctx_.end_of_run_ns() != 0 ? ctx_.end_of_run_ns() : end_pair.monotonic_ns;
+      finished && ctx_.end_of_run_ns() != 0 ? ctx_.end_of_run_ns() : end_pair.monotonic_ns;
   std::uint64_t folded = 0;
   std::vector<PathRecord> records = threads_.snapshot(&folded);
   StatsReport report = build_report(records, folded);
@@ -113,8 +121,14 @@ void RegionStatsSink::write_outputs() {
   if (!report.step_spans.empty() && report.step_spans.back().end_ns == 0) {
     report.step_spans.back().end_ns = end_ns;
   }
-  const std::string table = stats_table(report, settings_.table_paths);
-  if (settings_.table == TableTarget::kStderr) {
+  std::string table = stats_table(report, settings_.table_paths);
+  if (!finished) {
+    table =
+        "(incomplete: measured while the process ran; it ended without closing regiontrace "
+        "if this line is still here)\n" +
+        table;
+  }
+  if (settings_.table == TableTarget::kStderr && finished) {
     std::cerr << table << std::flush;
   } else if (settings_.table == TableTarget::kFile) {
     const std::string error =
@@ -129,6 +143,7 @@ void RegionStatsSink::write_outputs() {
     extras.prometheus_listen = settings_.prometheus_listen;
     extras.prometheus_textfile = settings_.prometheus_textfile;
     extras.prometheus_buckets = settings_.prometheus_buckets;
+    extras.incomplete = !finished;
     const std::string error = sdk::WholeFileWriter::write_file(
         ctx_.output_path("region_stats", "json"), stats_json(report, extras));
     if (!error.empty()) ctx_.error(error);

@@ -2,6 +2,11 @@
 // total, self time, mean, min, max and percentiles; a table at shutdown,
 // region_stats_rank<r>_pid<p>.json, and Prometheus metrics live (an HTTP
 // endpoint) or in a textfile. Guide: docs/region-stats.md.
+// A flight recorder: every flush_interval_s (the host's flush thread) the
+// JSON file (and the table file, when the table goes to one) is rewritten
+// whole with what was measured so far and `"incomplete": true`, so a
+// process killed by SIGKILL or ended by os._exit() leaves its statistics up
+// to about that moment; close() writes the finished ones without it.
 #pragma once
 
 #include <atomic>
@@ -27,7 +32,9 @@ class RegionStatsSink : public Sink {
   ~RegionStatsSink() override;
 
   std::uint32_t interests() const override {
-    return kInterestRegions | kInterestSteps | kInterestTimestamps;
+    const bool files = settings_.json || settings_.table == TableTarget::kFile;
+    return kInterestRegions | kInterestSteps | kInterestTimestamps |
+           (files ? kInterestPeriodicFlush : 0u);
   }
   void on_region_begin(const RegionEvent& e) override {
     if (!closed_.load(std::memory_order_relaxed)) threads_.for_thread(e.thread_id).begin(e);
@@ -36,11 +43,14 @@ class RegionStatsSink : public Sink {
     if (!closed_.load(std::memory_order_relaxed)) threads_.for_thread(e.thread_id).end(e);
   }
   void on_step(const StepEvent& e) override;
+  void flush() override;
   void close() override;
 
  private:
   std::vector<prometheus::MetricFamily> collect() const;
-  void write_outputs();
+  // `finished`: the run's last report (the table to stderr too); else a
+  // flight recorder's, marked incomplete.
+  void write_outputs(bool finished);
 
   const SinkContext ctx_;
   const RegionStatsSettings settings_;

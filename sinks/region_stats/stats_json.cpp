@@ -35,6 +35,7 @@ std::string stats_json(const StatsReport& report, const JsonExtras& extras) {
       .field("rank", report.rank)
       .field("pid", static_cast<std::int64_t>(report.pid))
       .field("wall_ns", report.wall_ns);
+  if (extras.incomplete) w.field("incomplete", true);
   w.key("histogram")
       .begin_object()
       .field("kind", "log-linear")

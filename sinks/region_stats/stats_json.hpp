@@ -16,6 +16,8 @@ struct JsonExtras {
   std::string prometheus_listen;
   std::string prometheus_textfile;
   std::vector<double> prometheus_buckets;
+  // Written while the process runs (a flight recorder's file).
+  bool incomplete = false;
 };
 
 std::string stats_json(const StatsReport& report, const JsonExtras& extras);

@@ -78,11 +78,14 @@ void warn_of_unfinished_runs(const std::set<std::string>& dirs, pid_t self, cons
     const std::string folder = std::filesystem::path(run.config_path).parent_path().string();
     log(LogLevel::kWarn,
         "process " + std::to_string(run.pid) + " (rank " + std::to_string(run.rank) +
-            ") recorded into " + folder + " and ended without shutdown(): its files there (_pid" +
+            ") recorded into " + folder +
+            " and ended without closing regiontrace (killed, e.g. by SIGKILL or the OOM "
+            "killer, or ended by os._exit()/_exit()): its timeline and region statistics there "
+            "(_pid" +
             std::to_string(run.pid) +
-            ") may be cut short or missing. A worker that ends with os._exit() or _exit() "
-            "must call regiontrace.shutdown() first (multiprocessing's workers do it "
-            "themselves); see " +
+            ") hold what their last flush wrote, marked incomplete; other files may be cut "
+            "short. (A worker of yours that ends with os._exit() keeps everything if it calls "
+            "regiontrace.shutdown() first.) See " +
             run.config_path);
   }
 }

@@ -8,6 +8,8 @@ missing.
 Programs: RT_FAULTS_VIDEO_PIPELINE (the demo) and the Python package on
 PYTHONPATH for the forking workers."""
 
+import gzip
+import json
 import os
 import re
 import resource
@@ -283,7 +285,7 @@ def test_a_multiprocessing_worker_that_returns_writes_all_its_files(tmp_path, me
     assert len(spans) == 1000
     stats = list(out.glob(f"region_stats_rank0_pid{pid}.*"))
     assert stats, sorted(p.name for p in out.iterdir())
-    assert "ended without shutdown" not in proc.stderr, proc.stderr
+    assert "ended without closing regiontrace" not in proc.stderr, proc.stderr
 
 
 EXITING_WITHOUT_SHUTDOWN = """
@@ -316,11 +318,19 @@ def test_a_worker_ended_without_shutdown_is_reported_by_the_parent(tmp_path):
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     child = proc.stdout.split()[1]
-    assert not list(out.glob(f"timeline_rank0_pid{child}.json.gz"))
-    warning = f"process {child} (rank 0) recorded into {out} and ended without shutdown()"
+    # The flight recorder's file: whole, marked incomplete (nothing was
+    # flushed before os._exit, so no span yet).
+    with gzip.open(out / f"timeline_rank0_pid{child}.json.gz") as f:
+        trace = json.load(f)
+    assert trace["regiontrace"]["incomplete"] is True
+    assert trace["regiontrace"]["pid"] == int(child)
+    warning = (f"process {child} (rank 0) recorded into {out} and ended without closing "
+               "regiontrace (killed")
     assert warning in proc.stderr, proc.stderr
+    # Not addressed to a killed worker as if it had a choice.
+    assert "must call" not in proc.stderr, proc.stderr
     assert f"regiontrace_config_rank0_pid{child}.json" in proc.stderr
-    assert proc.stderr.count("ended without shutdown") == 1, proc.stderr
+    assert proc.stderr.count("ended without closing regiontrace") == 1, proc.stderr
 
 
 TIMELINE_ON_A_SMALL_DISK = """

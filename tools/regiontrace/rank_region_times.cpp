@@ -121,6 +121,7 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
   out.rank = id.rank;
   out.rank_from = id.rank_from;
   out.sink = id.sink;
+  out.unfinished = unfinished_note(path, id);
   return out;
 }
 

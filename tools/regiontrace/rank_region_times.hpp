@@ -29,6 +29,7 @@ struct RankRegionTimes {
   std::string rank_from;
   std::string sink;
   std::size_t region_spans = 0;
+  std::string unfinished;  // unfinished_note(): the process never closed the file
   // region -> step -> (total ms, spans)
   std::map<std::string, std::map<std::int64_t, double>> ms;
   // Step spans' own duration: step -> ms (when the trace has step spans).

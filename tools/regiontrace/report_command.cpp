@@ -3,6 +3,7 @@
 // memory summaries (see rank_report.hpp).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -37,13 +38,31 @@ bool looks_like_json(const std::string& name) {
 struct Inputs {
   std::vector<RankRegionTimes> traces;
   std::vector<RankMemoryPeaks> memory;
-  std::vector<std::string> skipped;  // files in folders that are neither
+  std::vector<std::string> skipped;     // files in folders that are neither
+  std::vector<std::string> unfinished;  // of other files of the run than traces
 };
+
+// region_stats_*.json written while its process ran, never finished.
+std::string unfinished_statistics(const std::string& path) {
+  if (fs::path(path).filename().string().rfind("region_stats_", 0) != 0) return "";
+  std::ifstream file(path);
+  std::string head(512, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(file.gcount()));
+  if (head.find("\"incomplete\":true") == std::string::npos) return "";
+  return path +
+         ": incomplete: its process ended without closing regiontrace (killed, or ended by "
+         "os._exit()); it holds the region statistics of its last flush";
+}
 
 void read_file(const std::string& path, bool from_folder, Inputs& in) {
   if (is_memory_summary_name(path)) {
     in.memory.push_back(read_memory_peaks(path));
     return;
+  }
+  if (std::string note = unfinished_statistics(path); !note.empty()) {
+    in.unfinished.push_back(note);
+    if (from_folder) return;
   }
   try {
     in.traces.push_back(read_rank_region_times(path));
@@ -104,6 +123,14 @@ int run_report(const ReportArguments& args) {
     print_report_text(std::cout, report);
     if (!args.html.empty()) std::cout << "\nHTML report: " << args.html << "\n";
   }
+  // Which processes did not finish, and what they kept.
+  for (const auto& t : in.traces) {
+    if (!t.unfinished.empty()) {
+      std::cerr << "regiontrace report: " << t.unfinished << " (" << t.region_spans
+                << " region spans)\n";
+    }
+  }
+  for (const auto& note : in.unfinished) std::cerr << "regiontrace report: " << note << "\n";
   if (!in.skipped.empty()) {
     std::cerr << "regiontrace report: skipped " << in.skipped.size()
               << " files of the folders that are not Chrome traces or memory summaries:\n";

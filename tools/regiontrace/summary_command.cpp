@@ -13,6 +13,8 @@
 #include "regiontrace/sdk/json_writer.hpp"
 #include "step_cut.hpp"
 #include "text_table.hpp"
+#include "trace_event_stream.hpp"
+#include "trace_identity.hpp"
 #include "trace_summary.hpp"
 
 namespace regiontrace::cli {
@@ -183,6 +185,16 @@ int run_summary(const SummaryArguments& args) {
     }
   }
   TraceSummary s = summarize(options);
+  if (trace) {
+    // The document read whole keeps no top-level members: read them.
+    TraceEventStream members(args.path, /*allow_non_finite=*/true);
+    std::string_view event;
+    while (members.next(event)) {
+    }
+    s.unfinished = unfinished_note(args.path, identify_trace(args.path, members.members()));
+  }
+  // Said first, and on standard error: the numbers below are of a part of the run.
+  if (!s.unfinished.empty()) std::cerr << "regiontrace summary: " << s.unfinished << "\n";
   if (cut) {
     SummaryOptions steps;
     steps.by_step = true;
@@ -215,6 +227,7 @@ int run_summary(const SummaryArguments& args) {
     json::Writer w(o);
     w.begin_object()
         .field("trace", args.path)
+        .field("incomplete", !s.unfinished.empty())
         .field("events", s.events)
         .field("spans", s.spans)
         .field("processes", s.processes)

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <cstdio>
 #include <regex>
 #include <stdexcept>
 
@@ -60,6 +61,10 @@ TraceIdentity identify_trace(const std::string& path,
         id.rank_from = "regiontrace";
       }
       if (auto sink = string_field(*o, "sink")) id.sink = std::string(*sink);
+      if (auto pid = integer_field(*o, "pid")) id.pid = pid;
+      bool incomplete = false;
+      if (!(*o)["incomplete"].get_bool().get(incomplete)) id.incomplete = incomplete;
+      if (auto until = integer_field(*o, "written_until_ns")) id.written_until_ns = until;
       object sync;
       if (!(*o)["clockSync"].get_object().get(sync)) {
         id.realtime_minus_monotonic_ns = pair_offset(sync, "start");
@@ -100,6 +105,23 @@ TraceIdentity identify_trace(const std::string& path,
   // The conventions' baseTimeNanoseconds wins over otherData's older clock note.
   if (id.base_ns && id.realtime_minus_monotonic_ns) id.ts_is_realtime = false;
   return id;
+}
+
+std::string unfinished_note(const std::string& path, const TraceIdentity& id) {
+  if (!id.incomplete) return "";
+  std::string who = id.rank ? "rank " + std::to_string(*id.rank) : std::string("a process");
+  if (id.pid) who += " (pid " + std::to_string(*id.pid) + ")";
+  std::string kept = "what was recorded until its last flush";
+  if (id.written_until_ns && id.base_ns) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.3f",
+                  static_cast<double>(*id.written_until_ns - *id.base_ns) / 1e9);
+    kept = "what was recorded until " + std::string(seconds) + " s after the trace began";
+  }
+  return path + ": incomplete: " + who +
+         " ended without closing regiontrace (killed, e.g. by SIGKILL or the OOM killer, or "
+         "ended by os._exit()); the trace holds " +
+         kept;
 }
 
 std::optional<std::int64_t> rank_from_file_name(const std::string& path) {

@@ -25,6 +25,12 @@ struct TraceIdentity {
   // CLOCK_REALTIME minus CLOCK_MONOTONIC, from the clockSync start pair.
   std::optional<std::int64_t> realtime_minus_monotonic_ns;
   bool ts_is_realtime = false;  // ts are wall-clock µs since the epoch
+  std::optional<std::int64_t> pid;
+  // "regiontrace": {"incomplete": true, "written_until_ns": N}: a flight
+  // recorder's file whose process never closed it (killed, or ended by
+  // os._exit()); it holds what was recorded until N (CLOCK_MONOTONIC ns).
+  bool incomplete = false;
+  std::optional<std::int64_t> written_until_ns;
 
   // Whether a wall-clock time can be given to every ts.
   bool knows_wall_clock() const {
@@ -41,6 +47,11 @@ struct TraceIdentity {
 // must be an object or integer is malformed.
 TraceIdentity identify_trace(const std::string& path,
                              const std::vector<std::pair<std::string, std::string>>& members);
+
+// For an incomplete trace: "<path>: incomplete: rank R (pid P) ended
+// without closing regiontrace ...: it holds what was recorded until S s
+// after its start"; empty for a finished one.
+std::string unfinished_note(const std::string& path, const TraceIdentity& id);
 
 // The rank a trace file's name states (`..._rank3...`, `rank-3`, `rank_3`),
 // if any: the last such mention in the file name (not the folders).

@@ -12,6 +12,7 @@
 #include "regiontrace/sdk/span_nesting.hpp"
 #include "step_span.hpp"
 #include "trace_event_stream.hpp"
+#include "trace_identity.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -401,7 +402,9 @@ TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& opt
 
 TraceSummary summarize_trace_file(const std::string& path, const SummaryOptions& options) {
   TraceEventStream stream(path, /*allow_non_finite=*/true);
-  return SpanCollector(options).run(stream);
+  TraceSummary summary = SpanCollector(options).run(stream);
+  summary.unfinished = unfinished_note(path, identify_trace(path, stream.members()));
+  return summary;
 }
 
 }  // namespace regiontrace::cli

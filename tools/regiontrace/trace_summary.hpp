@@ -73,6 +73,7 @@ struct TraceSummary {
   std::vector<StepTotals> steps;          // with options.by_step, in step order
   std::optional<InsideTotals> inside;     // with options.inside, when the region is there
   std::vector<std::string> region_names;  // every region seen (for error messages)
+  std::string unfinished;                 // unfinished_note() of the file read
 };
 
 TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& options = {});

@@ -319,7 +319,10 @@ def test_a_worker_ended_without_shutdown_is_reported_by_the_parent(tmp_path):
     assert not list(out.glob(f"timeline_rank0_pid{child}.json.gz"))
     warning = f"process {child} (rank 0) recorded into {out} and ended without shutdown()"
     assert warning in proc.stderr, proc.stderr
-    assert f"regiontrace_config_rank0_pid{child}.json" in proc.stderr
+    # Found in the snapshot it left in the folder's regiontrace_config/.
+    snapshot = out / "regiontrace_config" / f"regiontrace_config_rank0_pid{child}.json"
+    assert snapshot.is_file(), sorted(str(p) for p in out.rglob("*"))
+    assert str(snapshot) in proc.stderr, proc.stderr
     assert proc.stderr.count("ended without shutdown") == 1, proc.stderr
 
 

@@ -323,8 +323,8 @@ print(os.getpid())
         with opener(path, "rt") as f:
             return f.read()
 
-    # The folder and its subfolders: the configuration snapshots are in
-    # regiontrace_config/.
+    # The folder and its subfolders: the op summaries are in summaries/,
+    # the configuration snapshots in regiontrace_config/.
     paths = {f: os.path.join(root, f) for root, _, files in os.walk(out) for f in files}
     names = sorted(paths)
     for stem in stems:

@@ -21,7 +21,7 @@ echo "== regiontrace outputs in $out"
 cat <<MSG
 
 Open the trace:   drag $out/torch_trace_*.json.gz onto https://ui.perfetto.dev (or chrome://tracing)
-Op summary:       $out/torch_trace_*.summary.txt (which ops dominate, per input shape)
+Op summary:       $out/summaries/torch_trace_*.summary.txt (which ops dominate, per input shape)
 Activations:      $out/activations_*.jsonl, one record per block output per step
 Memory:           $out/memory_*.jsonl, memory_summary_*.json; memory_trace_*.json opens in Perfetto
 Timeline:         $out/timeline_*.json.gz, every region and step of the run (opens in Perfetto)

@@ -213,10 +213,19 @@ void write_effective_config(const EffectiveConfig& cfg, const std::set<std::stri
                            std::to_string(cfg.rank.rank) + "_pid" + std::to_string(cfg.pid) +
                            ".json";
   for (const std::string& dir : dirs) {
-    const std::string path = (std::filesystem::path(dir) / name).string();
+    // In a subfolder: the output folder itself holds what trace viewers and
+    // HolisticTraceAnalysis load, every *.json there taken for a trace.
+    const std::filesystem::path folder = std::filesystem::path(dir) / kConfigSnapshotFolder;
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec) {
+      log(LogLevel::kWarn, "the effective configuration: cannot create " + folder.string() + " (" +
+                               ec.message() + ")");
+      continue;
+    }
     // Whole or absent, never cut short: a full disk must not leave invalid
     // JSON under the name tools read.
-    const std::string error = sdk::WholeFileWriter::write_file(path, json);
+    const std::string error = sdk::WholeFileWriter::write_file((folder / name).string(), json);
     if (!error.empty()) log(LogLevel::kWarn, "the effective configuration: " + error);
   }
 }

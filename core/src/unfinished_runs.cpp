@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/effective_config.hpp"
 #include "logger.hpp"
 
 namespace regiontrace::detail {
@@ -51,7 +52,8 @@ std::vector<UnfinishedRun> find_unfinished_runs(const std::set<std::string>& dir
   std::vector<UnfinishedRun> runs;
   for (const std::string& dir : dirs) {
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::filesystem::path configs = std::filesystem::path(dir) / kConfigSnapshotFolder;
+    for (const auto& entry : std::filesystem::directory_iterator(configs, ec)) {
       const std::string name = entry.path().filename().string();
       std::smatch m;
       if (!std::regex_match(name, m, kName)) continue;
@@ -60,7 +62,7 @@ std::vector<UnfinishedRun> find_unfinished_runs(const std::set<std::string>& dir
       const std::string path = entry.path().string();
       if (pid == self || ::stat(path.c_str(), &st) != 0 || st.st_mtime < since) continue;
       if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20) || still_running(pid)) continue;
-      UnfinishedRun run{path, pid, 0};
+      UnfinishedRun run{dir, path, pid, 0};
       if (!stopped(path, host, run.rank)) runs.push_back(run);
     }
   }
@@ -75,10 +77,9 @@ void warn_of_unfinished_runs(const std::set<std::string>& dirs, pid_t self, cons
   std::lock_guard<std::mutex> lock(mutex);
   for (const UnfinishedRun& run : runs) {
     if (!reported->insert(run.config_path).second) continue;
-    const std::string folder = std::filesystem::path(run.config_path).parent_path().string();
     log(LogLevel::kWarn,
         "process " + std::to_string(run.pid) + " (rank " + std::to_string(run.rank) +
-            ") recorded into " + folder +
+            ") recorded into " + run.output_dir +
             " and ended without closing regiontrace (killed, e.g. by SIGKILL or the OOM "
             "killer, or ended by os._exit()/_exit()): its timeline and region statistics there "
             "(_pid" +

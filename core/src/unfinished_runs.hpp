@@ -3,8 +3,9 @@
 // runs in such a process at its end, so what its sinks still buffered is
 // lost and its files may be cut short; the only place left to say so is
 // another process writing into the same folder. Its effective configuration
-// file tells: written at start with `"clockSync": {"end": null}`, written
-// again at shutdown with the end.
+// file (<folder>/regiontrace_config/regiontrace_config_rank<r>_pid<p>.json) tells:
+// written at start with `"clockSync": {"end": null}`, written again at
+// shutdown with the end.
 #pragma once
 
 #include <sys/types.h>
@@ -17,7 +18,8 @@
 namespace regiontrace::detail {
 
 struct UnfinishedRun {
-  std::string config_path;  // the regiontrace_config_rank*_pid*.json it left
+  std::string output_dir;   // the folder it recorded into
+  std::string config_path;  // the regiontrace_config/regiontrace_config_rank*_pid*.json it left
   pid_t pid = 0;
   long long rank = 0;
 };

@@ -323,14 +323,17 @@ print(os.getpid())
         with opener(path, "rt") as f:
             return f.read()
 
-    names = sorted(os.listdir(out))
+    # The folder and its subfolders: the op summaries are in summaries/,
+    # the configuration snapshots in regiontrace_config/.
+    paths = {f: os.path.join(root, f) for root, _, files in os.walk(out) for f in files}
+    names = sorted(paths)
     for stem in stems:
         first = [n for n in names if n.startswith(f"{stem}_rank0_pid{pid}")]
         later = [n for n in names if n.startswith(f"{stem}_1_rank0_pid{pid}")]
         assert first and later, f"{stem}: first session {first}, second {later}; all: {names}"
         for n in first + later:
             if n.endswith((".txt", ".json", ".jsonl", ".gz")) and stem != "regiontrace_config":
-                body = text(str(out / n))
+                body = text(paths[n])
                 mine, other = ("first", "second") if n in first else ("second", "first")
                 assert f"{mine}_session" in body, f"{n} lacks {mine}_session"
                 assert f"{other}_session" not in body, f"{n} holds {other}_session"

@@ -49,9 +49,10 @@ SinkSchema TorchProfilerSettings::schema() {
                       "span and marker names: <prefix>.region::<name>, "
                       "<prefix>.profiler.enable_collection"),
       KeySpec::one_of("layout", "regiontrace", {"regiontrace", "fastvideo", "traces"},
-                      "the folder's files: regiontrace (trace + .summary.txt/.json), fastvideo "
-                      "(<host>_<pid>.<ns>.pt.trace.json.gz + summary_rank<r>.txt/.json, as "
-                      "FastVideo writes them), traces (the traces alone, a folder HTA loads)"),
+                      "the folder's files: regiontrace (the traces, a folder HTA and TensorBoard "
+                      "load, and their .summary.txt/.json in summaries/), fastvideo "
+                      "(<host>_<pid>.<ns>.pt.trace.json.gz + summary_rank<r>.txt/.json beside "
+                      "them, as FastVideo writes them), traces (the traces, no summaries)"),
   };
 }
 

@@ -17,9 +17,10 @@ namespace regiontrace::torch_profiler {
 // What the output folder holds beside each trace (docs/profiling.md, Output
 // layouts).
 enum class Layout {
-  kRegiontrace,  // torch_trace_rank<r>_pid<p>[.<step>].pt.trace.json.gz + .summary.txt/.json
+  kRegiontrace,  // torch_trace_rank<r>_pid<p>[.<step>].pt.trace.json.gz, and in summaries/
+                 // their .summary.txt/.json (regiontrace_layout.hpp)
   kFastVideo,    // <host>_<pid>.<ns>.pt.trace.json.gz + summary_rank<r>.txt/.json, as FastVideo
-  kTraces,       // the regiontrace-named traces alone: what HTA loads as a folder
+  kTraces,       // the regiontrace-named traces alone, no summaries
 };
 
 struct TorchProfilerSettings {

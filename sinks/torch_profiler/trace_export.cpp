@@ -10,6 +10,7 @@
 #include "profiler_result.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
+#include "regiontrace_layout.hpp"
 #include "trace_file.hpp"
 #include "trace_retention.hpp"
 
@@ -59,9 +60,15 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     std::vector<std::pair<std::string, std::string>> summaries;  // path, text
     std::string beside;
     if (options.layout == Layout::kRegiontrace) {
-      summaries = {{req.path_base + ".summary.txt", summary_text(summary, req.data, file)},
-                   {req.path_base + ".summary.json", summary_json(summary, req.data, file)}};
-      beside = " and its .summary.txt/.summary.json";
+      // In summaries/, named as the trace (regiontrace_layout.hpp): the
+      // folder itself keeps to what HTA and TensorBoard load.
+      const std::string stem = summary_stem(options.output_dir, req.path_base);
+      summaries = {{stem + ".summary.txt", summary_text(summary, req.data, file)},
+                   {stem + ".summary.json", summary_json(summary, req.data, file)}};
+      beside = " and " + std::string(kSummaryFolder) + "/" +
+               std::filesystem::path(stem).filename().string() + ".summary.txt/.json";
+      std::error_code ec;  // a folder that cannot be made: the writer below says so
+      std::filesystem::create_directories(std::filesystem::path(stem).parent_path(), ec);
     } else if (options.layout == Layout::kFastVideo) {
       // One pair per rank, as FastVideo's: a later window's replaces it.
       const std::string stem = fastvideo_summary_stem(options.output_dir, options.rank);

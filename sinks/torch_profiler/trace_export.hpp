@@ -1,6 +1,6 @@
 // Turns a finished collection window into files: the trace (written from
 // the collected events, with the sink's spans and markers, on every libtorch
-// version), the op summaries its layout puts beside it, then keep_last.
+// version), the op summaries its layout asks for, then keep_last.
 // Runs on the sink's writer thread.
 #pragma once
 

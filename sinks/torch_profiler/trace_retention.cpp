@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "fastvideo_layout.hpp"
+#include "regiontrace_layout.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
@@ -87,8 +88,12 @@ std::vector<std::string> remove_old_traces(const std::string& dir, int rank, lon
                   if (!std::regex_match(name, m, trace_pattern()) || m[4].str() != r) {
                     return std::nullopt;
                   }
-                  return std::vector<std::string>{m[1].str() + ".summary.txt",
-                                                  m[1].str() + ".summary.json"};
+                  // Its summaries in summaries/, or beside it where an
+                  // earlier version wrote them.
+                  const std::string in_folder = std::string(kSummaryFolder) + "/" + m[1].str();
+                  return std::vector<std::string>{
+                      in_folder + ".summary.txt", in_folder + ".summary.json",
+                      m[1].str() + ".summary.txt", m[1].str() + ".summary.json"};
                 }),
       keep);
 }

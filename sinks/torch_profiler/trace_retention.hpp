@@ -10,16 +10,16 @@
 
 namespace regiontrace::torch_profiler {
 
-// The file names the sink writes: "torch_trace[_<n>]_rank<R>_pid<P>[.<step>]"
+// The traces the sink writes: "torch_trace[_<n>]_rank<R>_pid<P>[.<step>]"
 // ("_step-<N>" before the rank for a negative first step) followed by
-// ".pt.trace.json", ".pt.trace.json.gz", ".summary.txt" or ".summary.json";
-// the older "torch_trace_step<N>_..." names and ".json"/".json.gz" traces
-// without ".pt.trace" are recognized too.
+// ".pt.trace.json" or ".pt.trace.json.gz"; the older "torch_trace_step<N>_..."
+// names and ".json"/".json.gz" traces without ".pt.trace" are recognized too.
 bool is_trace_file(const std::string& file_name, int rank);
 
 // Removes all but the `keep` newest traces of `rank` in `dir` (by
-// modification time, then name) and the summaries beside them. Returns the
-// paths removed. keep <= 0 keeps everything.
+// modification time, then name) and their summaries (in summaries/, or
+// beside the trace where earlier versions wrote them). Returns the paths
+// removed. keep <= 0 keeps everything.
 std::vector<std::string> remove_old_traces(const std::string& dir, int rank, long long keep);
 
 // FastVideo's layout: the same for this process's own traces (the names

@@ -52,9 +52,12 @@ TEST(Lifecycle, LazyStartFromTheEnvironmentAndFlushAtNormalExit) {
   EXPECT_EQ(region_sequence(events),
             (std::vector<std::string>{"begin exits_normally", "end exits_normally"}));
   EXPECT_EQ(events.back()["event"], "close");
-  // The effective configuration is written next to the outputs, named like
-  // them (rank and pid), so runs into one folder never overwrite it.
-  const auto configs = list_files(dir.path(), "regiontrace_config_rank0");
+  // The effective configuration is written next to the outputs, in
+  // regiontrace_config/ (the folder itself is one HTA loads as traces),
+  // named like them (rank and pid), so runs into one folder never overwrite
+  // it.
+  EXPECT_TRUE(list_files(dir.path(), "regiontrace_config_").empty());
+  const auto configs = list_files(dir.file("regiontrace_config"), "regiontrace_config_rank0");
   ASSERT_EQ(configs.size(), 1u);
   EXPECT_EQ(std::filesystem::path(configs[0]).filename().string(),
             "regiontrace_config_rank0_pid" + std::to_string(r.pid) + ".json");
@@ -168,7 +171,10 @@ TEST(Lifecycle, OnlySinksThatWriteFilesGetAnOutputFolder) {
   shutdown();
   EXPECT_FALSE(std::filesystem::exists(dir.file("noop_out")));
   EXPECT_EQ(list_files(dir.file("recorder_out/nested"), "recorder_rank0_pid").size(), 1u);
-  EXPECT_EQ(list_files(dir.file("recorder_out/nested"), "regiontrace_config_rank0_pid").size(), 1u);
+  EXPECT_EQ(
+      list_files(dir.file("recorder_out/nested/regiontrace_config"), "regiontrace_config_rank0_pid")
+          .size(),
+      1u);
 
   // Alone, the sink that writes nothing runs and still makes no folder.
   Options alone;
@@ -182,9 +188,9 @@ TEST(Lifecycle, OnlySinksThatWriteFilesGetAnOutputFolder) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("regiontrace_out")));
 }
 
-// `config_snapshot: false` keeps a sink's folder to its own files (a folder
-// FastVideo's tests or HTA read takes any other *.json for a trace); the
-// other sinks' folders still get the configuration.
+// `config_snapshot: false` keeps a sink's folder to its own files (FastVideo's
+// tests read its folder so); the other sinks' folders still get the
+// configuration.
 TEST(Lifecycle, ConfigSnapshotFalseLeavesTheSinksFolderToItsOwnFiles) {
   CleanEnv env;
   TempDir dir;
@@ -203,7 +209,7 @@ TEST(Lifecycle, ConfigSnapshotFalseLeavesTheSinksFolderToItsOwnFiles) {
   init(o);
   { RT_REGION("with_a_snapshot"); }
   shutdown();
-  EXPECT_EQ(output_files(dir.file("traces"), "regiontrace_config").size(), 1u);
+  EXPECT_EQ(output_files(dir.file("traces/regiontrace_config"), "regiontrace_config").size(), 1u);
 }
 
 TEST(Lifecycle, NoSinkConfiguredMeansOff) {

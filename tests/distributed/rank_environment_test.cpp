@@ -60,7 +60,8 @@ TEST_F(RankEnvironment, SlurmVariablesNameTheRankAndFillPlaceholders) {
   ASSERT_EQ(files.files.size(), 2u) << lines(files.files);
   const std::string pid = std::to_string(files.pid);
 
-  const nlohmann::json config = read_json(dir + "/regiontrace_config_rank2_pid" + pid + ".json");
+  const nlohmann::json config =
+      read_json(dir + "/regiontrace_config/regiontrace_config_rank2_pid" + pid + ".json");
   EXPECT_EQ(config["rank"], 2);
   EXPECT_EQ(config["local_rank"], 1);
   EXPECT_EQ(config["world_size"], 4);
@@ -161,7 +162,8 @@ TEST_F(RankEnvironment, ConfigFileCarriesClockPairsThatTheTestShiftMoves) {
     const long long mono_after = read_clock(CLOCK_MONOTONIC);
     const long long real_after = read_clock(CLOCK_REALTIME);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const std::vector<std::string> configs = list_files(out(), "regiontrace_config_rank1_pid");
+    const std::vector<std::string> configs =
+        list_files(out() + "/regiontrace_config", "regiontrace_config_rank1_pid");
     ASSERT_EQ(configs.size(), 1u) << r.output;
     const nlohmann::json sync = read_json(configs[0])["clockSync"];
     ASSERT_TRUE(sync["start"].is_object()) << sync.dump();

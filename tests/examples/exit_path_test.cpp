@@ -74,9 +74,10 @@ TEST(ExitPath, TorchProfilerWritesTheWindowOpenAtExit) {
     // The window was closed by the exit handler: its disable marker says so.
     const std::vector<json> off = events_named(t, "regiontrace.profiler.disable_collection");
     ASSERT_FALSE(off.empty()) << *last;
-    const std::string base =
-        last->substr(0, last->size() - std::string(".pt.trace.json.gz").size());
-    EXPECT_GT(read_json_maybe_gz(base + ".summary.json").at("op_calls").get<long long>(), 0);
+    EXPECT_GT(read_json_maybe_gz(op_summary_base(*last) + ".summary.json")
+                  .at("op_calls")
+                  .get<long long>(),
+              0);
   }
 }
 

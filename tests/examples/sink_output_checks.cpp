@@ -24,14 +24,6 @@ std::vector<std::string> numbered(const std::string& stem, int n) {
   return out;
 }
 
-std::string trace_base(const std::string& trace_path) {
-  for (const char* ext : {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json"}) {
-    if (ends_with(trace_path, ext))
-      return trace_path.substr(0, trace_path.size() - std::string(ext).size());
-  }
-  return trace_path;
-}
-
 struct Slice {
   std::string name;
   double ts = 0;
@@ -166,7 +158,8 @@ void check_torch_profiler_output(const std::string& dir, const TorchProfilerExpe
 
   check_spans_end_at_their_ops(trace, span_prefix, traces[0]);
 
-  const std::string base = trace_base(traces[0]);
+  // The summaries are in summaries/, out of the folder HTA loads.
+  const std::string base = op_summary_base(traces[0]);
   const json summary = read_json(base + ".summary.json");
   EXPECT_GT(summary.at("op_calls").get<long long>(), 0) << base << ".summary.json";
   ASSERT_FALSE(summary.at("ops").empty()) << base << ".summary.json";

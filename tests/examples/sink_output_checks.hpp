@@ -25,15 +25,15 @@ ExampleShape small_training_shape();  // matches small_training_args()
 
 struct TorchProfilerExpectations {
   std::string prefix = "regiontrace";
-  std::string region;         // a span that must be there ("profiler_region_...")
+  std::string region;                // a span that must be there ("profiler_region_...")
   std::set<long long> window_steps;  // the trace's step window (first, last); empty: none
   std::set<long long> span_steps;    // steps of the spans opened after a set_step()
-  bool block_spans = false;   // "blocks.N" spans expected
+  bool block_spans = false;          // "blocks.N" spans expected
   bool record_shapes = false;
 };
 
 // One trace file with region spans, collection markers and aten ops, and its
-// op summary (.summary.json / .summary.txt) next to it.
+// op summary (.summary.json / .summary.txt) in summaries/ beside it.
 void check_torch_profiler_output(const std::string& dir, const TorchProfilerExpectations& expect);
 // JSONL records of every block output and observed tensor, with `stats`.
 void check_activation_trace_output(const std::string& dir, const ExampleShape& example,

@@ -41,6 +41,18 @@ std::vector<std::string> files_under(const std::string& dir,
   return out;
 }
 
+std::string op_summary_base(const std::string& trace_path) {
+  namespace fs = std::filesystem;
+  std::string name = fs::path(trace_path).filename().string();
+  for (const char* ext : {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json"}) {
+    if (ends_with(name, ext)) {
+      name.resize(name.size() - std::string(ext).size());
+      break;
+    }
+  }
+  return (fs::path(trace_path).parent_path() / "summaries" / name).string();
+}
+
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;

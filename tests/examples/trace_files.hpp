@@ -16,6 +16,10 @@ nlohmann::json read_json_maybe_gz(const std::string& path);
 // Every regular file below `dir` (recursively) whose file name passes `keep`, sorted.
 std::vector<std::string> files_under(const std::string& dir,
                                      const std::function<bool(const std::string& name)>& keep);
+// "<trace's folder>/summaries/<trace's name without extension>": where the
+// torch_profiler sink's default layout puts the trace's .summary.txt and
+// .summary.json.
+std::string op_summary_base(const std::string& trace_path);
 bool ends_with(const std::string& s, const std::string& suffix);
 bool contains(const std::string& s, const std::string& part);
 

@@ -329,7 +329,10 @@ def test_a_worker_ended_without_shutdown_is_reported_by_the_parent(tmp_path):
     assert warning in proc.stderr, proc.stderr
     # Not addressed to a killed worker as if it had a choice.
     assert "must call" not in proc.stderr, proc.stderr
-    assert f"regiontrace_config_rank0_pid{child}.json" in proc.stderr
+    # Found in the snapshot it left in the folder's regiontrace_config/.
+    snapshot = out / "regiontrace_config" / f"regiontrace_config_rank0_pid{child}.json"
+    assert snapshot.is_file(), sorted(str(p) for p in out.rglob("*"))
+    assert str(snapshot) in proc.stderr, proc.stderr
     assert proc.stderr.count("ended without closing regiontrace") == 1, proc.stderr
 
 

@@ -313,9 +313,9 @@ const SinkSchema& common_sink_schema() {
       KeySpec::path("output_dir", "", "where this sink writes (default: the top-level output_dir)")
           .no_default(),
       KeySpec::boolean("config_snapshot", true,
-                       "also write regiontrace_config_rank<r>_pid<p>.json (how the run was "
-                       "configured) into this sink's output_dir; false keeps the folder to the "
-                       "sink's own files (FastVideo's layout, HTA)"),
+                       "also write regiontrace_config/regiontrace_config_rank<r>_pid<p>.json "
+                       "(how the run was configured) into this sink's output_dir; false keeps "
+                       "the folder to the sink's own files (FastVideo's layout)"),
   };
   return schema;
 }

@@ -40,7 +40,8 @@ struct SinkSettings {
   std::vector<long long> ranks;  // empty: every rank
   std::string ranks_origin;      // "`ranks` (env REGIONTRACE_RANKS)"
   std::string output_dir;
-  // regiontrace_config_rank<r>_pid<p>.json goes into output_dir too.
+  // regiontrace_config/regiontrace_config_rank<r>_pid<p>.json goes into
+  // output_dir too.
   bool config_snapshot = true;
   std::map<std::string, std::vector<std::string>> values;  // the sink's own keys
 
@@ -84,6 +85,14 @@ struct EffectiveConfig {
     return false;
   }
 };
+
+// The subfolder of an output folder that holds the configuration snapshots:
+// "<output_dir>/regiontrace_config/regiontrace_config_rank<r>_pid<p>.json".
+// Out of the folder itself, which tools that load every *.json and *.gz of
+// a folder as a trace (HolisticTraceAnalysis) are pointed at; named as the
+// files, so that it says whose it is in any folder (output_dir: . too) and
+// what skips regiontrace_config* in a listing skips it.
+inline constexpr const char* kConfigSnapshotFolder = "regiontrace_config";
 
 // The effective configuration as JSON: {"rank":..., "pid":..., "host":..., "job_id":...,
 // "clockSync": {"start": {...}, "end": {...} or null while running},

@@ -53,6 +53,15 @@ Options sink_options(const TempDir& dir, const std::map<std::string, std::string
   return o;
 }
 
+// "<dir>/summaries/<trace name>.summary.<extension>": the op summary of the
+// trace at `trace_path` in the default layout.
+std::string summary_of(const std::string& trace_path, const std::string& extension) {
+  const std::filesystem::path trace(trace_path);
+  std::string name = trace.filename().string();
+  name = name.substr(0, name.find(".pt.trace.json"));
+  return (trace.parent_path() / "summaries" / (name + ".summary." + extension)).string();
+}
+
 json only_trace(const TempDir& dir) {
   const std::vector<std::string> files = trace_files(dir.path());
   EXPECT_EQ(files.size(), 1u);
@@ -373,8 +382,7 @@ TEST_F(TorchProfilerSink, WithFlopsAloneRecordsFlops) {
   EXPECT_EQ(t["regiontrace"]["record_shapes"], true);
   EXPECT_EQ(t["regiontrace"]["record_shapes_because"], "with_flops");
   const std::vector<std::string> files = trace_files(dir_.path());
-  const std::string base = files[0].substr(0, files[0].find(".pt.trace.json"));
-  const json summary = json::parse(read_file(base + ".summary.json"));
+  const json summary = json::parse(read_file(summary_of(files[0], "json")));
   std::uint64_t flops = 0;
   for (const json& op : summary["ops"]) {
     if (op["name"] == "aten::mm") flops = op["flops"].get<std::uint64_t>();
@@ -454,9 +462,7 @@ TEST_F(TorchProfilerSink, ScheduleRecordsActiveStepsOneTracePerCycle) {
   EXPECT_EQ(cpu_ops(first, "aten::mm").size(), 2u);
   EXPECT_EQ(cpu_ops(second, "aten::mm").size(), 2u);
   EXPECT_EQ(first["regiontrace"]["steps"], json::parse(R"({"first":3,"last":4})"));
-  const json summary = json::parse(
-      read_file(files[1].substr(0, files[1].size() - std::string(".pt.trace.json.gz").size()) +
-                ".summary.json"));
+  const json summary = json::parse(read_file(summary_of(files[1], "json")));
   EXPECT_EQ(summary["steps"], json::parse(R"({"first":7,"last":8})"));
 }
 
@@ -777,8 +783,9 @@ TEST_F(TorchProfilerSink, MaxTraceMbCapsTheFileSize) {
 TEST_F(TorchProfilerSink, KeepLastRemovesOlderTracesOfThisRankOnly) {
   namespace fs = std::filesystem;
   const auto old_time = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::create_directories(dir_.file("summaries"));
   for (const std::string name :
-       {"torch_trace_rank0_pid1.json.gz", "torch_trace_rank0_pid1.summary.txt",
+       {"torch_trace_rank0_pid1.json.gz", "summaries/torch_trace_rank0_pid1.summary.txt",
         "torch_trace_rank1_pid1.json.gz", "notes.json"}) {
     std::ofstream(dir_.file(name)) << "{}";
     fs::last_write_time(dir_.file(name), old_time);
@@ -800,13 +807,21 @@ TEST_F(TorchProfilerSink, KeepLastRemovesOlderTracesOfThisRankOnly) {
   EXPECT_NE(traces[0].find("torch_trace_rank0_pid" + pid + ".5.pt.trace"), std::string::npos);
   EXPECT_NE(traces[1].find("torch_trace_rank0_pid" + pid + ".7.pt.trace"), std::string::npos);
   EXPECT_NE(traces[2].find("torch_trace_rank1_pid1.json.gz"), std::string::npos);
+  std::vector<std::string> summaries;
+  for (const auto& e : fs::directory_iterator(dir_.file("summaries"))) {
+    summaries.push_back(e.path().filename());
+  }
   for (const std::string& n : names) {
+    EXPECT_EQ(n.find(pid + ".1."), std::string::npos) << n;
+    EXPECT_EQ(n.find(pid + ".3."), std::string::npos) << n;
+  }
+  for (const std::string& n : summaries) {
     EXPECT_EQ(n.find(pid + ".1."), std::string::npos) << n;
     EXPECT_EQ(n.find(pid + ".3."), std::string::npos) << n;
     EXPECT_NE(n, "torch_trace_rank0_pid1.summary.txt");
   }
   EXPECT_TRUE(fs::exists(dir_.file("notes.json")));
-  EXPECT_TRUE(fs::exists(dir_.file("torch_trace_rank0_pid" + pid + ".7.summary.txt")));
+  EXPECT_TRUE(fs::exists(dir_.file("summaries/torch_trace_rank0_pid" + pid + ".7.summary.txt")));
 }
 
 TEST_F(TorchProfilerSink, EachThreadCollectsItsOwnSelectedRegions) {
@@ -1038,7 +1053,7 @@ TEST_F(TorchProfilerSink, PrefixNamesSpansAndMarkers) {
   EXPECT_EQ(t["regiontrace"]["prefix"], "fastvideo");
 }
 
-TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
+TEST_F(TorchProfilerSink, OpSummaryIsInSummariesUnderTheTracesName) {
   const at::Tensor small = at::randn({8, 8});
   init(sink_options(dir_, {{"record_shapes", "true"}, {"with_flops", "true"}}));
   {
@@ -1049,9 +1064,7 @@ TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
   shutdown();
   const std::vector<std::string> files = trace_files(dir_.path());
   ASSERT_EQ(files.size(), 1u);
-  const std::string base =
-      files[0].substr(0, files[0].size() - std::string(".pt.trace.json.gz").size());
-  const json s = json::parse(read_file(base + ".summary.json"));
+  const json s = json::parse(read_file(summary_of(files[0], "json")));
   EXPECT_EQ(s["trace"], std::filesystem::path(files[0]).filename().string());
   const json& ops = s["ops"];
   ASSERT_FALSE(ops.empty());
@@ -1076,7 +1089,7 @@ TEST_F(TorchProfilerSink, OpSummarySitsNextToTheTrace) {
   EXPECT_EQ(mm_by_shape["[[8, 8], [8, 8]]"], 3);
   ASSERT_EQ(s["regions"].size(), 1u);
   EXPECT_EQ(s["regions"][0]["name"], "tp_selected");
-  const std::string text = read_file(base + ".summary.txt");
+  const std::string text = read_file(summary_of(files[0], "txt"));
   EXPECT_NE(text.find("Ops by self time"), std::string::npos);
   EXPECT_NE(text.find("aten::mm"), std::string::npos);
   EXPECT_NE(text.find("[[8, 8], [8, 8]]"), std::string::npos);
@@ -1172,8 +1185,28 @@ TEST_F(TorchProfilerSink, FastVideoLayoutKeepLastCountsThisProcesssTraces) {
   EXPECT_EQ(span_steps(t), (std::set<long long>{3}));
 }
 
-// layout: traces leaves the torch traces alone in the folder: HTA's
-// TraceAnalysis(trace_dir=...) takes every *.json and *.gz there for one.
+// The default layout and configuration leave the folder to the traces: HTA's
+// TraceAnalysis(trace_dir=...) takes every *.json and *.gz there for one
+// (python/tests/test_hta.py loads such a folder). The op summaries go to
+// summaries/, the configuration snapshot to regiontrace_config/.
+TEST_F(TorchProfilerSink, DefaultLayoutKeepsTheFolderToTraces) {
+  init(sink_options(dir_));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::string stem = "torch_trace_rank0_pid" + std::to_string(::getpid());
+  EXPECT_EQ(names_in(dir_.path()), (std::vector<std::string>{"regiontrace_config", "summaries",
+                                                             stem + ".pt.trace.json.gz"}));
+  EXPECT_EQ(names_in(dir_.file("summaries")),
+            (std::vector<std::string>{stem + ".summary.json", stem + ".summary.txt"}));
+  EXPECT_EQ(names_in(dir_.file("regiontrace_config")),
+            (std::vector<std::string>{"regiontrace_config_rank0_pid" + std::to_string(::getpid()) +
+                                      ".json"}));
+}
+
+// layout: traces writes no summaries at all.
 TEST_F(TorchProfilerSink, TracesLayoutWritesTheTracesAlone) {
   init(sink_options(dir_, {{"layout", "traces"}, {"config_snapshot", "false"}}));
   {

@@ -48,6 +48,43 @@ TEST(TraceRetention, RecognisesOnlyTheSinksFilesOfTheRank) {
 
 TEST(TraceRetention, KeepsTheNewestWithTheirSummaries) {
   TempDir dir;
+  fs::create_directories(dir.file("summaries"));
+  touch(dir, "torch_trace_rank0_pid1.pt.trace.json.gz", 30);
+  touch(dir, "summaries/torch_trace_rank0_pid1.summary.txt", 30);
+  touch(dir, "summaries/torch_trace_rank0_pid1.summary.json", 30);
+  touch(dir, "torch_trace_rank0_pid2.3.pt.trace.json.gz", 20);
+  touch(dir, "summaries/torch_trace_rank0_pid2.3.summary.txt", 20);
+  touch(dir, "torch_trace_rank0_pid2.5.pt.trace.json.gz", 10);
+  touch(dir, "summaries/torch_trace_rank0_pid2.5.summary.txt", 10);
+  touch(dir, "summaries/torch_trace_rank0_pid2.5.summary.json", 10);
+  touch(dir, "torch_trace_rank1_pid3.pt.trace.json.gz", 40);        // another rank
+  touch(dir, "summaries/torch_trace_rank1_pid3.summary.json", 40);  // its summary
+  touch(dir, "summaries/torch_trace_rank0_pid9.summary.json", 50);  // no trace: kept
+  const std::vector<std::string> removed = remove_old_traces(dir.path(), 0, 2);
+  EXPECT_EQ(removed.size(), 3u);
+  EXPECT_EQ(names(dir), (std::vector<std::string>{
+                            "summaries",
+                            "torch_trace_rank0_pid2.3.pt.trace.json.gz",
+                            "torch_trace_rank0_pid2.5.pt.trace.json.gz",
+                            "torch_trace_rank1_pid3.pt.trace.json.gz",
+                        }));
+  std::vector<std::string> summaries;
+  for (const std::string& p : list_files(dir.file("summaries"))) {
+    summaries.push_back(fs::path(p).filename());
+  }
+  EXPECT_EQ(summaries, (std::vector<std::string>{
+                           "torch_trace_rank0_pid2.3.summary.txt",
+                           "torch_trace_rank0_pid2.5.summary.json",
+                           "torch_trace_rank0_pid2.5.summary.txt",
+                           "torch_trace_rank0_pid9.summary.json",
+                           "torch_trace_rank1_pid3.summary.json",
+                       }));
+}
+
+// Earlier versions wrote the summaries beside the trace: keep_last, which
+// counts the traces of earlier runs in the folder too, removes them there.
+TEST(TraceRetention, RemovesTheSummariesEarlierVersionsWroteBesideTheTrace) {
+  TempDir dir;
   touch(dir, "torch_trace_rank0_pid1.json.gz", 30);
   touch(dir, "torch_trace_rank0_pid1.summary.txt", 30);
   touch(dir, "torch_trace_rank0_pid1.summary.json", 30);

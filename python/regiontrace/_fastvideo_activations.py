@@ -35,17 +35,18 @@ def _tracing_requested():
     return os.environ.get("FASTVIDEO_TRACE_ACTIVATIONS", "0") != "0"
 
 
-def _stats():
+def _stats(warn=True):
     """FASTVIDEO_TRACE_STATS as FastVideo reads it: unknown names warned
-    about and dropped."""
+    about (when attaching, as FastVideo does) and dropped."""
     spec = os.environ.get("FASTVIDEO_TRACE_STATS", _DEFAULT_STATS)
     kept = []
     for name in (s.strip() for s in spec.split(",")):
         if not name:
             continue
         if name not in _STATS:
-            logger.warning("FASTVIDEO_TRACE_STATS contains unknown stat %r; valid: %s", name,
-                           sorted(_STATS))
+            if warn:
+                logger.warning("FASTVIDEO_TRACE_STATS contains unknown stat %r; valid: %s", name,
+                               sorted(_STATS))
             continue
         kept.append(name)
     return kept
@@ -70,6 +71,11 @@ def _start_activation_sink(stats):
     if running == ["activation_trace"]:
         _regiontrace.shutdown()
         running = []
+    if "activation_trace" in running:
+        # Started with the profiler from the same environment (FastVideo's
+        # order: profiler first, then the attach): nothing to start.
+        _attached_before = True
+        return
     _regiontrace.init([], _settings(stats), True)  # keeps sinks already running
     if "activation_trace" not in _regiontrace.running_sinks():
         logger.warning("regiontrace already runs %s without the activation_trace sink: nothing "

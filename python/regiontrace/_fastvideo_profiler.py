@@ -215,6 +215,16 @@ class TorchProfilerController:
             "sinks.torch_profiler.config_snapshot": "false",
             "sinks.torch_profiler.regions": ",".join(sorted(self._config.regions)),
         }
+        if "FASTVIDEO_TRACE_STATS" in os.environ:
+            # Starting here starts the activation sink too when its variables
+            # ask for it: with the statistics FastVideo keeps (it warns about
+            # the others when the trace is attached, not here).
+            from ._fastvideo_activations import _stats
+            kept = _stats(warn=False)
+            if kept:
+                values["sinks.activation_trace.stats"] = ",".join(kept)
+            else:  # FastVideo traces nothing then
+                values["sinks.activation_trace.enabled"] = "false"
         if "torch_profiler" in _regiontrace.running_sinks():
             logger.info("PROFILER: regiontrace's torch_profiler sink already runs; kept")
             return

@@ -68,8 +68,8 @@ def read_jsonl(path):
             else:
                 assert summary is None, f"record after the summary line in {path}"
                 records.append(obj)
-    # With the seed's FASTVIDEO_TRACE_OUTPUT the JSONL holds records only
-    # (FastVideo's readers index rec["module"]); the summary has its own file.
+    # With `summary: file` the JSONL holds records only and the summary has
+    # its own file; with the seed's FASTVIDEO_TRACE_OUTPUT there is none.
     side = path + ".summary.json"
     if os.path.exists(side):
         assert summary is None, f"a summary line in {path} and {side}"

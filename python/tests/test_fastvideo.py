@@ -56,11 +56,11 @@ def test_seed_variables_select_layers_stats_steps_and_file(tmp_path):
     pid = proc.stdout.split("pid")[-1].strip()
     path = one_file(str(tmp_path / "acts_*.jsonl"))
     assert os.path.basename(path) == f"acts_{pid}.jsonl"
-    # The summary goes beside it (docs/parity.md); nothing else, no
-    # ./regiontrace_out in the working folder.
-    assert sorted(os.listdir(tmp_path)) == [f"acts_{pid}.jsonl", f"acts_{pid}.jsonl.summary.json"]
+    # Nothing beside it, as FastVideo writes it (docs/parity.md): no
+    # summary file, no ./regiontrace_out in the working folder.
+    assert sorted(os.listdir(tmp_path)) == [f"acts_{pid}.jsonl"]
     records, summary = read_jsonl(path)
-    assert summary["records"] == 4 and summary["dropped"] == 0
+    assert summary is None
     assert [(r["step"], r["module"], r["tensor"]) for r in records] == [
         (1, "blocks.0", "out"), (1, "blocks.2", "out"), (2, "blocks.0", "out"),
         (2, "blocks.2", "out")]
@@ -82,7 +82,7 @@ def test_seed_output_name_is_kept_exactly_in_a_ranked_worker(tmp_path):
                     RANK="1", WORLD_SIZE="2", LOCAL_RANK="1")
     proc = run_python(SCRIPT, env=env, cwd=tmp_path)
     pid = proc.stdout.split("pid")[-1].strip()
-    assert sorted(os.listdir(tmp_path)) == [f"act_{pid}.jsonl", f"act_{pid}.jsonl.summary.json"]
+    assert sorted(os.listdir(tmp_path)) == [f"act_{pid}.jsonl"]
     records, _ = read_jsonl(str(tmp_path / f"act_{pid}.jsonl"))
     assert records and {r["rank"] for r in records} == {1}
 

@@ -69,10 +69,11 @@ SinkSchema ActivationTraceSink::schema() {
                        "add records after what an existing output file holds instead of "
                        "replacing it (the seed's FASTVIDEO_TRACE_OUTPUT sets it: FastVideo "
                        "opens its file to append)"),
-      KeySpec::one_of("summary", "line", {"line", "file"},
+      KeySpec::one_of("summary", "line", {"line", "file", "none"},
                       "where the closing summary (records written, dropped) goes: the last "
-                      "line of the JSONL, or its own file <output>.summary.json (the seed's "
-                      "FASTVIDEO_TRACE_OUTPUT sets `file`: its readers expect only records)"),
+                      "line of the JSONL, its own file <output>.summary.json, or nowhere (drops "
+                      "are then only warned about; the seed's FASTVIDEO_TRACE_OUTPUT sets it: "
+                      "FastVideo writes its file alone, and its readers expect only records)"),
   };
 }
 
@@ -94,7 +95,8 @@ std::string resolve_output_path(const SinkContext& ctx, const std::string& outpu
 }
 
 ActivationTraceSink::ActivationTraceSink(const SinkContext& ctx)
-    : stats_(StatSet::parse(ctx.get_list("stats"))),
+    : ctx_(ctx),
+      stats_(StatSet::parse(ctx.get_list("stats"))),
       ops_(ctx.get_bool("ops")),
       layers_("sinks.activation_trace.layers", ctx.get_string("layers")),
       op_filter_("sinks.activation_trace.op_filter", ctx.get_string("op_filter")) {
@@ -107,6 +109,7 @@ ActivationTraceSink::ActivationTraceSink(const SinkContext& ctx)
   options.drop_when_full = ctx.get_string("on_full") == "drop";
   options.append = ctx.get_bool("append");
   if (ctx.get_string("summary") == "file") options.summary_path = options.path + ".summary.json";
+  options.summary = ctx.get_string("summary") != "none";
   const std::filesystem::path parent = std::filesystem::path(options.path).parent_path();
   std::error_code ignored;
   if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
@@ -143,6 +146,13 @@ void ActivationTraceSink::flush() {
 void ActivationTraceSink::close() {
   closed_.store(true);
   writer_->close();
+  // Said where no summary says it.
+  if (writer_->dropped() > 0) {
+    ctx_.warn(std::to_string(writer_->dropped()) +
+              " activation records were dropped (on_full: "
+              "drop; " +
+              std::to_string(writer_->written()) + " written)");
+  }
 }
 
 }  // namespace regiontrace::activation

@@ -37,6 +37,7 @@ class ActivationTraceSink final : public Sink {
   const std::string& output_path() const { return writer_->path(); }
 
  private:
+  const SinkContext ctx_;
   StatSet stats_;
   StatsOptions stats_options_;
   bool ops_ = false;

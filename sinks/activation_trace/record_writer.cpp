@@ -66,7 +66,9 @@ void RecordWriter::close() {
   summary.dropped = queue_.dropped();
   std::string line;
   formatter_.append_summary(line, summary);
-  if (options_.summary_path.empty()) {
+  if (!options_.summary) {
+    // Nothing but records in the file, and nothing beside it.
+  } else if (options_.summary_path.empty()) {
     if (!queue_.failed()) file_.append(line);
   } else {
     const std::string error = sdk::WholeFileWriter::write_file(options_.summary_path, line);

@@ -32,6 +32,7 @@ class RecordWriter {
     // Empty: the summary is the JSONL's last line. Otherwise the file it goes
     // to instead, for readers that expect every line to be a record.
     std::string summary_path;
+    bool summary = true;  // false: no summary at all
   };
 
   // Opens (creates, truncates or appends to) the file and starts the writer

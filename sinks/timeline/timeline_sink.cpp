@@ -434,9 +434,11 @@ bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceT
       return false;
     }
     if (flight_) {
-      // The file the trace replaces holds the same events: its room first.
+      // The file the trace replaces holds the same events: its room first,
+      // and the whole run again, not counted as an attempt.
       flight_->remove();
       flight_.reset();
+      --attempt;
       continue;
     }
     if (!in.cut && load_spill_into_memory(in)) continue;  // the whole run again, spill gone
@@ -449,10 +451,23 @@ bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceT
     }
     if (attempt + 1 == kAttempts) keep = 0;
     in.cut = true;
-    in.end_ns =
-        in.base_ns + static_cast<std::int64_t>(static_cast<double>(in.end_ns - in.base_ns) * keep);
+    // A share of the time that holds events: the start-up before the first
+    // one (sinks built, files made) holds none, and halving across it would
+    // cut every event at once in a short run.
+    const std::int64_t first = std::min(in.end_ns, std::max(in.base_ns, first_event_ns(in)));
+    in.end_ns = first + static_cast<std::int64_t>(static_cast<double>(in.end_ns - first) * keep);
     release_spill_after_cut(in);
   }
+}
+
+std::int64_t TimelineSink::first_event_ns(const TraceInput& in) {
+  std::int64_t first = INT64_MAX;
+  for (const ThreadRecords& t : in.threads) {
+    for (const ThreadRecords::Piece& p : t.pieces) first = std::min(first, p.extent.earliest_ns);
+    for (const OpenSpan& o : t.open) first = std::min(first, o.begin_ns);
+  }
+  for (const StepMark& s : in.steps) first = std::min(first, s.time_ns);
+  return first;
 }
 
 bool TimelineSink::load_spill_into_memory(TraceInput& in) {

@@ -109,6 +109,8 @@ class TimelineSink : public Sink {
   bool write_trace_file(TraceInput& in, std::uint64_t events, TraceTotals& totals,
                         std::string& failure);
   void release_spill_after_cut(const TraceInput& in);
+  // The earliest begin, mark or step in `in` (INT64_MAX when none).
+  static std::int64_t first_event_ns(const TraceInput& in);
   // On a full disk: the spill file's pieces into memory and the file
   // closed (its space freed). False when too large or unreadable.
   bool load_spill_into_memory(TraceInput& in);

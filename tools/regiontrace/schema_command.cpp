@@ -117,8 +117,8 @@ int run_schema(const SchemaArgs& args) {
          "| `FASTVIDEO_TRACE_LAYERS` | `sinks.activation_trace.layers` |\n"
          "| `FASTVIDEO_TRACE_STATS` | `sinks.activation_trace.stats` |\n"
          "| `FASTVIDEO_TRACE_OUTPUT` | `sinks.activation_trace.output` (`<pid>` replaced by the "
-         "sink), `.summary=file` (the JSONL holds only records), `.output_dir` (the file's "
-         "folder), `.config_snapshot=false` |\n"
+         "sink), `.summary=none` (the JSONL holds only records, and nothing is written beside "
+         "it), `.output_dir` (the file's folder), `.config_snapshot=false`, `.append=true` |\n"
          "| `FASTVIDEO_TRACE_STEPS` | `sinks.activation_trace.steps` |\n\n"
          "`REGIONTRACE_*` variables are applied after these and win.\n";
   for (const inspect::SinkFile& f : found.sinks) {

@@ -60,17 +60,13 @@ bool is_script_variable(const std::string& name) {
 const std::vector<std::string>& core_variable_names() {
   // REGIONTRACE_TEST_CLOCK_SHIFT_NS is read by sdk::clock_sync::read(), not
   // by the configuration: known here so that it is no "unknown variable".
-  static const std::vector<std::string> names = {"REGIONTRACE_CONFIG",
-                                                 "REGIONTRACE_SINKS",
-                                                 "REGIONTRACE_REGIONS",
-                                                 "REGIONTRACE_OUTPUT_DIR",
-                                                 "REGIONTRACE_PLUGIN_PATH",
-                                                 "REGIONTRACE_LOG_LEVEL",
-                                                 "REGIONTRACE_HANDLE_SIGNALS",
-                                                 "REGIONTRACE_CATALOGS",
-                                                 "REGIONTRACE_ON_ERROR",
-                                                 "REGIONTRACE_RANKS",
-                                                 "REGIONTRACE_TEST_CLOCK_SHIFT_NS"};
+  static const std::vector<std::string> names = {
+      "REGIONTRACE_CONFIG",         "REGIONTRACE_SINKS",
+      "REGIONTRACE_REGIONS",        "REGIONTRACE_OUTPUT_DIR",
+      "REGIONTRACE_PLUGIN_PATH",    "REGIONTRACE_LOG_LEVEL",
+      "REGIONTRACE_HANDLE_SIGNALS", "REGIONTRACE_FLUSH_INTERVAL_S",
+      "REGIONTRACE_CATALOGS",       "REGIONTRACE_ON_ERROR",
+      "REGIONTRACE_RANKS",          "REGIONTRACE_TEST_CLOCK_SHIFT_NS"};
   return names;
 }
 
@@ -229,8 +225,9 @@ void apply_seed_environment(const Environment& env, ConfigTree& tree,
              env_source("FASTVIDEO_TRACE_OUTPUT"));
     // FastVideo opens it with "a": a run adds to what is there.
     tree.set(at + "append", "true", env_source("FASTVIDEO_TRACE_OUTPUT"));
-    // The seed's readers index rec["module"] on every line.
-    tree.set(at + "summary", "file", env_source("FASTVIDEO_TRACE_OUTPUT"));
+    // The seed's readers index rec["module"] on every line, and FastVideo
+    // writes nothing beside its file.
+    tree.set(at + "summary", "none", env_source("FASTVIDEO_TRACE_OUTPUT"));
   }
   if (const std::string* v = get(env, "FASTVIDEO_TRACE_STEPS")) {
     tree.set_list(at + "steps", split_list(*v), env_source("FASTVIDEO_TRACE_STEPS"));

@@ -620,7 +620,7 @@ TEST(TimelineSink, AFullDiskKeepsTheFirstPartOfTheRunAndSaysWhere) {
   const std::int64_t cut_ns = stats.at("written_until_ns").get<std::int64_t>();
   const int written = static_cast<int>(events(trace, "X").size());
   const int cut = stats.at("dropped_disk_full").get<int>();
-  EXPECT_GT(written, 0);
+  EXPECT_GT(written, 0) << log;
   EXPECT_GT(cut, 0);
   // Every span and step recorded is either in the trace or counted.
   const int steps = static_cast<int>(trace.at("traceEvents").size()) - written;

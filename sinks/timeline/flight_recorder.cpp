@@ -34,41 +34,63 @@ FlightRecorder::FlightRecorder(std::string path, const SinkContext& context,
   file_.commit(tail(empty, format));
 }
 
-void FlightRecorder::commit(const Update& update) {
+bool FlightRecorder::commit(const Update& update) {
+  if (given_up_) return false;
   const EventFormat format(*update.region_names, span_prefix_, context_.pid(), base_ns_);
-  for (const Thread& t : update.threads) thread(t, format);
+  for (const Thread& t : update.threads) {
+    if (!thread(t, update, format)) {
+      given_up_ = true;
+      return false;
+    }
+  }
   steps(update.new_steps, format);
   file_.commit(tail(update, format));
+  return true;
 }
 
-void FlightRecorder::thread(const Thread& t, const EventFormat& format) {
+bool FlightRecorder::thread(const Thread& t, const Update& update, const EventFormat& format) {
   text_.clear();
-  if (named_threads_.insert(t.os_tid).second) {
+  if (!t.pieces.empty() && named_threads_.insert(t.os_tid).second) {
     text_ += separator(events_++);
     format.thread_name(text_, t.os_tid, t.name);
   }
+  // Newest first, as at close: a span's enclosing spans come before it,
+  // across the pieces of this flush too.
   SpanPaths paths;
   for (const OpenSpan& o : t.open) paths.enter(o.depth, o.begin_ns, INT64_MAX, o.region);
-  // Newest first, as at close: a span's enclosing spans come before it.
+  std::vector<unsigned char> buffer;
   std::vector<std::size_t> offsets;
-  const unsigned char* data = t.records.data();
-  for (std::size_t at = 0; at < t.records.size(); at += record_size(data + at)) {
-    offsets.push_back(at);
-  }
-  for (auto at = offsets.rbegin(); at != offsets.rend(); ++at) {
-    const unsigned char* p = data + *at;
-    text_ += separator(events_++);
-    if (is_mark(p)) {
-      format.mark(text_, t.os_tid, p);
-      continue;
+  for (auto piece = t.pieces.rbegin(); piece != t.pieces.rend(); ++piece) {
+    if (update.give_up && update.give_up()) return false;
+    const unsigned char* data = piece->memory.data();
+    if (piece->memory.empty()) {
+      update.read(*piece, buffer);
+      data = buffer.data();
     }
-    RegionRecord r;
-    std::memcpy(&r, p, sizeof(r));
-    paths.enter(r.depth, r.begin_ns, r.end_ns, r.id);
-    format.region(text_, t.os_tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step,
-                  paths.path(format, r.depth, r.begin_ns, r.end_ns, r.id), r.unwinding != 0, false);
+    offsets.clear();
+    for (std::size_t at = 0; at < piece->bytes; at += record_size(data + at)) {
+      offsets.push_back(at);
+    }
+    for (auto at = offsets.rbegin(); at != offsets.rend(); ++at) {
+      const unsigned char* p = data + *at;
+      text_ += separator(events_++);
+      if (is_mark(p)) {
+        format.mark(text_, t.os_tid, p);
+        continue;
+      }
+      RegionRecord r;
+      std::memcpy(&r, p, sizeof(r));
+      paths.enter(r.depth, r.begin_ns, r.end_ns, r.id);
+      format.region(text_, t.os_tid, r.id, r.depth, r.begin_ns, r.end_ns, r.step,
+                    paths.path(format, r.depth, r.begin_ns, r.end_ns, r.id), r.unwinding != 0,
+                    false);
+    }
+    // Compressed piece by piece: memory follows a chunk, not the flush.
+    file_.append(text_);
+    text_.clear();
   }
   file_.append(text_);
+  return true;
 }
 
 void FlightRecorder::steps(const std::vector<StepMark>& steps, const EventFormat& format) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,12 +34,19 @@ class FlightRecorder {
   FlightRecorder(std::string path, const SinkContext& context, std::string span_prefix,
                  std::int64_t base_ns, sdk::clock_sync::Pair start_pair);
 
-  // One thread's records since the last commit (whole records, oldest
-  // first) and the regions open on it now.
+  // A piece of a thread's records (whole records), in the spill file or
+  // copied out of a chunk the disk had no room for.
+  struct Piece {
+    std::uint64_t spill_offset = 0;
+    std::vector<unsigned char> memory;  // empty: in the spill file
+    std::size_t bytes = 0;
+  };
+  // One thread's pieces since the last commit (oldest first) and the
+  // regions open on it now.
   struct Thread {
     long os_tid = 0;
     std::string name;
-    std::vector<unsigned char> records;
+    std::vector<Piece> pieces;
     std::vector<OpenSpan> open;
   };
   // What one commit writes.
@@ -48,10 +56,16 @@ class FlightRecorder {
     std::vector<StepMark> new_steps;  // set since the last commit, by time
     std::int64_t now_ns = 0;
     std::string statistics;  // the "timeline" member's object
+    // Reads a spilled piece into `out` (resized to its bytes).
+    std::function<void(const Piece&, std::vector<unsigned char>& out)> read;
+    // Asked between pieces: true gives the commit up (the process stops).
+    std::function<bool()> give_up;
   };
-  // Throws std::system_error on a failed write (the file keeps its last
-  // whole document).
-  void commit(const Update& update);
+  // False when given up: what was formatted is never written, and no
+  // commit follows (the trace written at close replaces the file). Throws
+  // std::system_error on a failed write (the file keeps its last whole
+  // document).
+  bool commit(const Update& update);
   // The file is about to be replaced by the whole trace, or the disk needs
   // its room: no commit from now on.
   void remove() { file_.remove(); }
@@ -60,7 +74,8 @@ class FlightRecorder {
  private:
   // The separator before the next event; `events` counts those before it.
   static const char* separator(std::uint64_t events) { return events == 0 ? "\n" : ",\n"; }
-  void thread(const Thread& t, const EventFormat& format);
+  // False when given up.
+  bool thread(const Thread& t, const Update& update, const EventFormat& format);
   void steps(const std::vector<StepMark>& steps, const EventFormat& format);
   std::string tail(const Update& update, const EventFormat& format);
 
@@ -71,6 +86,7 @@ class FlightRecorder {
   sdk::clock_sync::Pair start_pair_;
   std::uint64_t events_ = 0;  // in the body
   std::set<long> named_threads_;
+  bool given_up_ = false;
   bool have_step_ = false;
   StepMark current_step_;  // the step still running, written in the tail
   std::string text_;

@@ -251,7 +251,7 @@ void TimelineSink::flush() {
       names = names_;
     }
     update.region_names = &names;
-    flight_->commit(update);
+    if (!flight_->commit(update)) return;  // the process stops
   } catch (const std::exception& e) {
     // The file keeps its last whole document; the trace at close is
     // written as before.
@@ -282,14 +282,6 @@ FlightRecorder::Update TimelineSink::flight_update() {
   const std::uint64_t handed = exchange_.queued_total();
   FlightRecorder::Update update;
   update.threads.resize(slots.size());
-  // Pieces already in the spill file are read back without the lock.
-  struct OnDisk {
-    std::size_t thread;
-    std::size_t at;  // in that thread's records
-    std::uint64_t offset;
-    std::size_t bytes;
-  };
-  std::vector<OnDisk> on_disk;
   Losses lost;
   std::uint64_t kept = 0;
   {
@@ -299,21 +291,24 @@ FlightRecorder::Update TimelineSink::flight_update() {
     for (; flight_pieces_ < spilled_.size(); ++flight_pieces_) {
       const SpilledChunk& c = spilled_[flight_pieces_];
       if (c.slot >= update.threads.size()) update.threads.resize(c.slot + 1);
-      std::vector<unsigned char>& records = update.threads[c.slot].records;
-      const std::size_t at = records.size();
-      records.resize(at + c.bytes);
-      if (c.chunk != nullptr) {
-        std::memcpy(records.data() + at, c.chunk->data, c.bytes);
-      } else {
-        on_disk.push_back({static_cast<std::size_t>(c.slot), at, c.offset, c.bytes});
-      }
+      FlightRecorder::Piece piece;
+      piece.spill_offset = c.offset;
+      piece.bytes = c.bytes;
+      // Still in memory (the disk had no room): copied, as the writer may
+      // give the chunk back once it is spilled.
+      if (c.chunk != nullptr) piece.memory.assign(c.chunk->data, c.chunk->data + c.bytes);
+      update.threads[c.slot].pieces.push_back(std::move(piece));
     }
     kept = budget_.kept();
     lost.over_cap = budget_.dropped();
   }
-  for (const OnDisk& d : on_disk) {
-    spill_->read(d.offset, update.threads[d.thread].records.data() + d.at, d.bytes);
-  }
+  update.read = [this](const FlightRecorder::Piece& p, std::vector<unsigned char>& out) {
+    out.resize(p.bytes);
+    spill_->read(p.spill_offset, out.data(), p.bytes);
+  };
+  // The process stops: the trace written at close replaces the file, and
+  // formatting on must not hold up the exit.
+  update.give_up = [this] { return context_.stop_ns() != 0 || closed_.load(); };
   // Again: a thread may have recorded for the first time meanwhile.
   for (ThreadSlot* s : slots_.all()) {
     if (s->index >= update.threads.size()) update.threads.resize(s->index + 1);

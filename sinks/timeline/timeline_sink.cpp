@@ -239,7 +239,7 @@ std::vector<OpenSpan> TimelineSink::open_regions(ThreadSlot& s, std::int64_t see
 void TimelineSink::flush() {
   // The host flushes every sink right before it closes them: the trace
   // written at close replaces this file anyway.
-  if (!flight_ || closed_.load() || context_.stop_ns() != 0) return;
+  if (closed_.load() || context_.stop_ns() != 0) return;
   std::lock_guard<std::mutex> flight_lock(flight_mutex_);
   const std::int64_t started = sdk::clock::now_ns();
   if (!flight_ || closed_.load() || started < flight_not_before_ns_) return;

@@ -5,6 +5,7 @@
 // window finishes.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,14 @@ class CollectionWindow {
   std::int64_t realtime_offset_ns() const { return clock_offset_; }
   std::int64_t started_ns() const { return started_ns_; }
 
+  // Threads attached to (collecting for) this window, as the sink sees them:
+  // counted where a thread attaches and where its last selected region
+  // closes, so that the end of the last one is known without a scan.
+  void thread_attached() { attached_.fetch_add(1, std::memory_order_relaxed); }
+  // Returns true when it was the last attached thread.
+  bool thread_detached() { return attached_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+  int threads_attached() const { return attached_.load(std::memory_order_acquire); }
+
   // Ignored once the window is finished.
   void note_step(std::int64_t step);
   void add_participant(ThreadState* thread);  // a thread that collected in this window
@@ -55,6 +64,7 @@ class CollectionWindow {
   StepDecision gate_;
   std::int64_t clock_offset_ = 0;
   std::int64_t started_ns_ = 0;
+  std::atomic<int> attached_{0};
   std::mutex mutex_;
   bool finished_ = false;
   Records records_;

@@ -33,6 +33,12 @@ SinkSchema TorchProfilerSettings::schema() {
           .range(0, kMax),
       KeySpec::integer("repeat", 0, "schedule: number of cycles; 0 = as long as steps come")
           .range(0, kMax),
+      KeySpec::boolean(
+          "trace_per_window", false,
+          "without a schedule, each stretch of collection (from a selected region opening while "
+          "no thread is inside one to the last one closing) is its own trace, written when it "
+          "closes, so a long run killed later keeps the windows that closed before; with a "
+          "schedule, windows follow the steps as before"),
       KeySpec::integer("max_events", 0,
                        "events per trace file; when reached, collection stops for good; 0 = no "
                        "limit")
@@ -80,6 +86,7 @@ TorchProfilerSettings TorchProfilerSettings::read(const SinkContext& ctx,
   s.schedule.active = ctx.get_int("active");
   s.schedule.repeat = ctx.get_int("repeat");
   if (ctx.has("steps")) s.steps = ctx.get_int_list("steps");
+  s.trace_per_window = ctx.get_bool("trace_per_window");
   s.max_events = ctx.get_int("max_events");
   s.max_trace_mb = ctx.get_double("max_trace_mb");
   s.keep_last = ctx.get_int("keep_last");
@@ -93,6 +100,11 @@ TorchProfilerSettings TorchProfilerSettings::read(const SinkContext& ctx,
     notes->push_back(
         "skip_first/wait/warmup/repeat are ignored while `active` is 0 (no schedule); set "
         "`active` to the number of steps to record per cycle");
+  }
+  if (s.schedule.active > 0 && s.trace_per_window) {
+    notes->push_back(
+        "trace_per_window changes nothing with a schedule (`active` > 0): each cycle is its own "
+        "trace already, written when the cycle ends");
   }
   return s;
 }

@@ -29,6 +29,9 @@ struct TorchProfilerSettings {
   bool gzip = true;
   ScheduleSpec schedule;
   std::vector<long long> steps;  // the common `steps` filter
+  // Without a schedule: each stretch of collection (a selected region opening
+  // while no thread is in one, to the last one closing) is its own trace.
+  bool trace_per_window = false;
   std::int64_t max_events = 0;
   double max_trace_mb = 0;
   std::int64_t keep_last = 0;

@@ -79,6 +79,7 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
   ProfilerSession::prime(settings_.profiler);
   prestart_ = std::make_unique<SessionPrestart>(settings_.profiler, settings_.op_budget());
   schedule_ = StepSchedule(settings_.schedule, settings_.steps);
+  per_window_ = settings_.trace_per_window && !schedule_.scheduled();
   step_ = ctx.current_step();
   has_step_ = step_ != kNoStep;
   gate_ = schedule_.at(has_step_, step_);
@@ -118,16 +119,20 @@ void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
   }
   // The first selected region of this thread, or the first since the window
   // changed: collection starts here.
-  CollectionWindow* w = nullptr;
-  if (collecting_.load(std::memory_order_relaxed)) {
-    if (live != nullptr) {
-      w = live;
-    } else {
-      std::lock_guard<std::mutex> control(control_);
-      w = ensure_window_locked(e.time_ns);
-    }
-  }
   {
+    CollectionWindow* w = nullptr;
+    // With trace_per_window the last thread leaving a window finishes it at
+    // once: attaching under control_ keeps a window from finishing between
+    // this thread choosing it and attaching to it.
+    std::unique_lock<std::mutex> control(control_, std::defer_lock);
+    if (collecting_.load(std::memory_order_relaxed)) {
+      if (live != nullptr && !per_window_) {
+        w = live;
+      } else {
+        control.lock();
+        w = ensure_window_locked(e.time_ns);
+      }
+    }
     std::lock_guard<std::mutex> lock(ts.mutex);
     if (w != nullptr) attach(ts, *w, std::max(e.time_ns, w->started_ns()), "region");
     r.window = ts.window;
@@ -144,6 +149,7 @@ void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
 
 void TorchProfilerSink::on_region_end(const RegionEvent& e) {
   ThreadState& ts = threads_.current();
+  CollectionWindow* left_empty = nullptr;  // the last attached thread left it
   {
     std::lock_guard<std::mutex> lock(ts.mutex);
     auto it = ts.frames.end();
@@ -165,8 +171,10 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
         ts.records_for(attached).markers.push_back({false, ts.os_tid, e.time_ns, "region"});
         ProfilerSession::charge(1);
       }
+      if (attached != nullptr && attached->thread_detached()) left_empty = attached;
     }
   }
+  if (per_window_ && left_empty != nullptr) finish_idle_window(left_empty);
   stop_if_capped();
 }
 
@@ -199,9 +207,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
     // profiler must stop first (one per process), and stops in that step.
     if (has_step && live_.load() == nullptr && !stopped_ && !closed_ &&
         schedule_.at(true, e.step + 1).collecting()) {
-      prestart_->begin([this](std::function<void()> job) {
-        if (!stopper_.push(ExportJob(job))) job();
-      });
+      prestart_next_locked();
     }
   }
   // A step that opens a window while this thread is inside selected regions
@@ -215,11 +221,9 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
       wanted = !ts.frames.empty() && (ts.window == nullptr || ts.window != live_.load());
     }
     if (wanted) {
-      CollectionWindow* w = nullptr;
-      {
-        std::lock_guard<std::mutex> control(control_);
-        w = ensure_window_locked(e.time_ns);
-      }
+      // Attached under control_: no window finishes in between (trace_per_window).
+      std::lock_guard<std::mutex> control(control_);
+      CollectionWindow* w = ensure_window_locked(e.time_ns);
       std::lock_guard<std::mutex> lock(ts.mutex);
       if (w != nullptr) attach(ts, *w, std::max(e.time_ns, w->started_ns()), "step");
     }
@@ -298,6 +302,7 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
   }
   if (r == AttachResult::kFinished) return;
   if (ts.torch_tid == 0) ts.torch_tid = ProfilerSession::current_torch_thread_id();
+  if (ts.window != &w) w.thread_attached();
   if (ts.last_window != &w) {
     ts.last_window = &w;
     w.add_participant(&ts);
@@ -381,6 +386,22 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     req = export_request(*w, std::move(rec), std::move(spans), std::move(markers), capped);
   }
   post_export(&w->session(), std::move(req));
+}
+
+void TorchProfilerSink::finish_idle_window(CollectionWindow* w) {
+  std::lock_guard<std::mutex> control(control_);
+  // Threads attach under control_ in this mode: a count of 0 seen here
+  // stays 0 until the window is finished.
+  if (live_.load() != w || w->threads_attached() != 0) return;
+  finish_window_locked("region");
+  // The next selected region then finds the profiler started.
+  if (!stopped_ && !closed_ && gate_.collecting()) prestart_next_locked();
+}
+
+void TorchProfilerSink::prestart_next_locked() {
+  prestart_->begin([this](std::function<void()> job) {
+    if (!stopper_.push(ExportJob(job))) job();
+  });
 }
 
 void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int64_t now,

@@ -12,7 +12,9 @@
 // - Windows: one profiler run per trace file: the whole run, or each run of
 //   steps the `steps` filter accepts, or each schedule cycle (skip_first,
 //   wait, warmup, active, repeat). Warmup steps run the profiler and throw
-//   the result away, as torch.profiler does.
+//   the result away, as torch.profiler does. Without a schedule,
+//   trace_per_window ends a window where the last thread inside a selected
+//   region leaves it, and the next selected region opens another one.
 // - Size: max_events / max_trace_mb stop collection for good when reached;
 //   the trace is still written whole. keep_last cleans older traces.
 // - Files are written on a thread of the sink's own, when a window ends and
@@ -66,6 +68,12 @@ class TorchProfilerSink : public Sink {
   // other lock: a session refuses attachments once it is finished.
   void attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns, const char* reason);
   void finish_window_locked(const char* reason);  // reason: a literal, for the markers
+  // trace_per_window: `w` lost its last attached thread; finishes it unless
+  // a thread attached again (or it was finished) meanwhile. Takes control_.
+  void finish_idle_window(CollectionWindow* w);
+  // Starts the next window's profiler session on the stopper thread, after
+  // the previous one's stop (one profiler per process).
+  void prestart_next_locked();
   // finish_window_locked's steps: the threads' spans and markers of window
   // `w` (those still open end at `now`); the trace to write, its times
   // made the trace's; handing it to the writer thread.
@@ -85,6 +93,7 @@ class TorchProfilerSink : public Sink {
   SinkContext ctx_;
   TorchProfilerSettings settings_;
   StepSchedule schedule_;
+  bool per_window_ = false;  // trace_per_window, without a schedule
   ThreadRegistry threads_;
   // Trace exports, one job each, run in order on the SDK writer's thread so
   // formatting and compressing a large trace never runs on the

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -1217,6 +1218,199 @@ TEST_F(TorchProfilerSink, TracesLayoutWritesTheTracesAlone) {
   const std::vector<std::string> names = names_in(dir_.path());
   ASSERT_EQ(names.size(), 1u) << ::testing::PrintToString(names);
   EXPECT_EQ(names[0], "torch_trace_rank0_pid" + std::to_string(::getpid()) + ".pt.trace.json.gz");
+}
+
+// The traces in `dir`, each read with its op summary, keyed by the single
+// selected region whose spans it holds.
+struct WindowTrace {
+  json trace;
+  json summary;
+};
+std::map<std::string, WindowTrace> traces_by_region(const std::string& dir) {
+  std::map<std::string, WindowTrace> out;
+  for (const std::string& f : trace_files(dir)) {
+    const json t = load_trace(f);
+    std::set<std::string> regions;
+    for (const json& s : region_spans(t)) regions.insert(s["args"]["region"]);
+    EXPECT_EQ(regions.size(), 1u) << f;
+    if (regions.size() != 1u) continue;
+    out[*regions.begin()] = {t, json::parse(read_file(summary_of(f, "json")))};
+  }
+  return out;
+}
+
+long long summary_calls(const json& summary, const std::string& op) {
+  for (const json& row : summary["ops"]) {
+    if (row["name"] == op) return row["calls"];
+  }
+  return 0;
+}
+
+// trace_per_window without a schedule: a stretch of collection (a selected
+// region opening while no thread is inside one, to the last one closing) is
+// a trace of its own, with its own op summary.
+TEST_F(TorchProfilerSink, TracePerWindowWritesEachStretchOfCollectionAsItsOwnTrace) {
+  init(sink_options(dir_, {{"trace_per_window", "true"}}, "tp_selected,tp_inner"));
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+    at::mm(a_, a_);
+  }
+  at::cos(a_);  // between the windows: not collected
+  {
+    RT_REGION("tp_inner");
+    at::sin(a_);
+  }
+  shutdown();
+  const std::map<std::string, WindowTrace> traces = traces_by_region(dir_.path());
+  ASSERT_EQ(trace_files(dir_.path()).size(), 2u);
+  ASSERT_EQ(traces.size(), 2u);
+  const WindowTrace& a = traces.at("tp_selected");
+  const WindowTrace& b = traces.at("tp_inner");
+  EXPECT_EQ(region_spans(a.trace).size(), 1u);
+  EXPECT_EQ(region_spans(b.trace).size(), 1u);
+  EXPECT_EQ(cpu_ops(a.trace, "aten::mm").size(), 2u);
+  EXPECT_TRUE(cpu_ops(a.trace, "aten::sin").empty());
+  EXPECT_EQ(cpu_ops(b.trace, "aten::sin").size(), 1u);
+  EXPECT_TRUE(cpu_ops(b.trace, "aten::mm").empty());
+  for (const WindowTrace* w : {&a, &b}) {
+    EXPECT_TRUE(cpu_ops(w->trace, "aten::cos").empty());
+    for (const json& op : cpu_ops(w->trace)) {
+      EXPECT_TRUE(inside_some(op, region_spans(w->trace))) << op.dump();
+    }
+    // Closed by its region, not by the end of the run.
+    ASSERT_EQ(markers(w->trace, false).size(), 1u);
+    EXPECT_EQ(markers(w->trace, false)[0]["args"]["reason"], "region");
+    EXPECT_FALSE(region_spans(w->trace)[0]["args"].contains("open_at_end"));
+  }
+  EXPECT_EQ(summary_calls(a.summary, "aten::mm"), 2);
+  EXPECT_EQ(summary_calls(a.summary, "aten::sin"), 0);
+  EXPECT_EQ(summary_calls(b.summary, "aten::sin"), 1);
+  EXPECT_EQ(summary_calls(b.summary, "aten::mm"), 0);
+}
+
+// A window stays open while any thread is inside a selected region: two
+// threads overlapping make one trace.
+TEST_F(TorchProfilerSink, TracePerWindowKeepsAWindowWhileAnyThreadIsInside) {
+  init(sink_options(dir_, {{"trace_per_window", "true"}}, "tp_selected,tp_inner"));
+  std::atomic<int> phase{0};
+  std::thread other;
+  {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+    other = std::thread([&] {
+      RT_REGION("tp_inner");
+      phase.store(1);
+      while (phase.load() != 2) std::this_thread::yield();
+      at::sin(a_);
+    });
+    while (phase.load() != 1) std::this_thread::yield();
+  }  // this thread leaves its region while the other is still inside
+  phase.store(2);
+  other.join();
+  // The other thread's region closed the window: wait for its trace, then one more window.
+  for (int i = 0; i < 3000 && trace_files(dir_.path()).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    RT_REGION("tp_selected");
+    at::tan(a_);
+  }
+  shutdown();
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 2u);
+  std::size_t with_both = 0;
+  for (const std::string& f : files) {
+    const json t = load_trace(f);
+    if (!cpu_ops(t, "aten::mm").empty()) {
+      ++with_both;
+      EXPECT_EQ(cpu_ops(t, "aten::sin").size(), 1u);
+      EXPECT_EQ(region_spans(t).size(), 2u);
+      EXPECT_TRUE(cpu_ops(t, "aten::tan").empty());
+    } else {
+      EXPECT_EQ(cpu_ops(t, "aten::tan").size(), 1u);
+    }
+  }
+  EXPECT_EQ(with_both, 1u);
+}
+
+// FastVideo's layout names traces by the wall clock: each window's is its own.
+TEST_F(TorchProfilerSink, TracePerWindowGivesEachWindowItsOwnFastVideoName) {
+  init(sink_options(
+      dir_, {{"trace_per_window", "true"}, {"layout", "fastvideo"}, {"config_snapshot", "false"}}));
+  for (int i = 0; i < 3; ++i) {
+    RT_REGION("tp_selected");
+    at::mm(a_, a_);
+  }
+  shutdown();
+  const std::vector<std::string> traces = own_fastvideo_traces(names_in(dir_.path()));
+  ASSERT_EQ(traces.size(), 3u) << ::testing::PrintToString(names_in(dir_.path()));
+  for (const std::string& t : traces) {
+    EXPECT_EQ(cpu_ops(load_trace(dir_.file(t)), "aten::mm").size(), 1u) << t;
+  }
+}
+
+// What trace_per_window is for: a process killed (SIGKILL, nothing runs at
+// exit) inside a later window keeps the windows that closed before, whole.
+TEST_F(TorchProfilerSink, TracePerWindowKeepsClosedWindowsOfAKilledProcess) {
+  TempDir child_dir;
+  const auto child = regiontrace::test::run_in_child([&] {
+    init(sink_options(child_dir, {{"trace_per_window", "true"}}, "tp_selected,tp_inner"));
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+      at::mm(a_, a_);
+    }
+    // Written on the sink's threads: wait for it (the file appears whole).
+    for (int i = 0; i < 6000 && trace_files(child_dir.path()).empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (trace_files(child_dir.path()).empty()) leave_as_a_worker(3);
+    RT_REGION("tp_inner");
+    at::sin(a_);
+    std::raise(SIGKILL);
+    leave_as_a_worker(4);
+    return 4;
+  });
+  EXPECT_FALSE(child.exited) << "exit code " << child.exit_code
+                             << " (3: window A's trace never appeared)";
+  EXPECT_EQ(child.signal, SIGKILL);
+  const std::vector<std::string> files = trace_files(child_dir.path());
+  ASSERT_EQ(files.size(), 1u);
+  const json t = load_trace(files[0]);  // parses: whole
+  const std::vector<json> spans = region_spans(t);
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0]["args"]["region"], "tp_selected");
+  EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 2u);
+  EXPECT_TRUE(cpu_ops(t, "aten::sin").empty());
+  const json summary = json::parse(read_file(summary_of(files[0], "json")));
+  EXPECT_EQ(summary_calls(summary, "aten::mm"), 2);
+}
+
+// With a schedule the windows are its cycles, as without the key; the key
+// is said to change nothing.
+TEST_F(TorchProfilerSink, TracePerWindowChangesNothingWithASchedule) {
+  StderrCapture err;
+  init(sink_options(dir_, {{"trace_per_window", "true"}, {"active", "2"}}));
+  for (int step = 0; step < 6; ++step) {
+    set_step(step);
+    {
+      RT_REGION("tp_selected");
+      at::mm(a_, a_);
+    }
+    at::cos(a_);  // between regions, inside the step's window
+  }
+  shutdown();
+  EXPECT_NE(err.text().find("trace_per_window changes nothing with a schedule"), std::string::npos);
+  const std::vector<std::string> files = trace_files(dir_.path());
+  ASSERT_EQ(files.size(), 3u);
+  std::set<std::set<long long>> steps;
+  for (const std::string& f : files) {
+    const json t = load_trace(f);
+    steps.insert(span_steps(t));
+    EXPECT_EQ(cpu_ops(t, "aten::mm").size(), 2u) << f;
+  }
+  EXPECT_EQ(steps, (std::set<std::set<long long>>{{0, 1}, {2, 3}, {4, 5}}));
 }
 
 }  // namespace

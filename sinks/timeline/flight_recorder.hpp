@@ -7,9 +7,9 @@
 // moment end there with `open_at_end`, and so does the current step. A run
 // that closes normally replaces it with the whole trace (trace_builder.cpp).
 //
-// Records are formatted once each, in the order the threads handed them
-// over; a span's path names the regions that enclose it among those
-// recorded with it or open at that flush.
+// Records are formatted once each, a flush's pieces of one thread newest
+// first (as at close); a span's path names the regions that enclose it
+// among those recorded in the same flush or open at it.
 #pragma once
 
 #include <cstdint>

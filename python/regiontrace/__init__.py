@@ -108,12 +108,17 @@ def flush():
 
 def set_step(step):
     """The step (denoising step, training step) that every later event carries."""
+    if _compiling():  # Dynamo traces this: the step is set when the graph runs
+        return _compile.set_step(step)
     _regiontrace.set_step(int(step))
 
 
 def step():
     """Advances the step by one, as torch.profiler's `prof.step()` does, and
-    returns the new step: 0 when no step was set yet."""
+    returns the new step: 0 when no step was set yet (None inside compiled
+    code, where the step is known only when the graph runs)."""
+    if _compiling():
+        return _compile.advance_step()
     current = _regiontrace.current_step()
     new = 0 if current is None else current + 1
     _regiontrace.set_step(new)
@@ -122,11 +127,17 @@ def step():
 
 if _regiontrace.HAVE_TORCH:
     from ._regiontrace import observe, tensors_wanted
+    from . import _compile
+    from torch.compiler import is_compiling as _compiling
+    _compile.install()  # regions, marks, steps and observe() inside torch.compile
 else:  # built without libtorch: the calls exist and say why they cannot work
     def observe(label, value):
         raise Error("regiontrace was built without libtorch: observe() is not available")
 
     def tensors_wanted():
+        return False
+
+    def _compiling():
         return False
 
 from .modules import trace_modules, TraceHandle  # noqa: E402  (needs observe)

@@ -155,6 +155,9 @@ class TorchProfilerController:
                                "Use get_global_controller().")
         self._activities = tuple(activities)
         self._trace_dir = None
+        # An instance attribute from the start: the first `+= 1` adding one
+        # would change the object under a compiled region and recompile it.
+        self._depth = 0
         if disabled or profiler is None:
             self._profiler = None
             return
@@ -166,8 +169,6 @@ class TorchProfilerController:
     def is_enabled(self):
         """True while a region of this controller collects."""
         return self._profiler is not None and self._depth > 0
-
-    _depth = 0
 
     def is_region_enabled(self, region):
         if self._profiler is None:

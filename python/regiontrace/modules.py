@@ -102,7 +102,19 @@ def trace_submodules(model, layers, prefix=""):
     return _trace(model, layers, prefix, with_root=False)
 
 
+def _uncompiled(model):
+    # torch.compile(model) wraps it in an OptimizedModule whose modules are
+    # named `_orig_mod.<name>`; tracing the module it wraps keeps the eager
+    # names (records of eager and compiled runs align), and the compiled
+    # wrapper calls the wrapped forwards all the same.
+    inner = getattr(model, "_orig_mod", None)
+    if inner is not None and type(model).__name__ == "OptimizedModule":
+        return inner
+    return model
+
+
 def _trace(model, layers, prefix, with_root):
+    model = _uncompiled(model)
     pattern = re.compile(layers) if layers else None
     handle = TraceHandle()
     for name, module in model.named_modules(prefix=prefix):

@@ -49,9 +49,9 @@ void set_error(const std::exception& e) {
   PyErr_SetString(g_error_type != nullptr ? g_error_type : PyExc_RuntimeError, e.what());
 }
 
-bool lookup_id(RegionObject* self, RegionId* id) {
+bool lookup_id(PyObject* name, RegionId* id) {
   Py_ssize_t size = 0;
-  const char* utf8 = PyUnicode_AsUTF8AndSize(self->name, &size);
+  const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
   if (utf8 == nullptr) return false;
   std::string key(utf8, static_cast<std::size_t>(size));
   try {
@@ -136,7 +136,7 @@ PyObject* region_enter(PyObject* obj, PyObject* /*unused*/) {
   // Disabled: one relaxed load and a branch, as in the C++ Region.
   if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) {
     RegionId id = 0;
-    if (!lookup_id(self, &id)) return nullptr;
+    if (!lookup_id(self->name, &id)) return nullptr;
     if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
       token = detail::enter(id);
     }
@@ -162,6 +162,45 @@ PyObject* region_exit(PyObject* obj, PyObject* const* args, Py_ssize_t nargs) {
   }
   Py_RETURN_FALSE;  // never swallow the exception
 }
+
+// The regions compiled code opens (regiontrace/_compile.py): the graph calls
+// enter and exit as two operators, so no object carries the token between
+// them. Inductor keeps them in program order, so a per-thread stack pairs
+// them as the C++ region stack does.
+thread_local std::vector<std::uint64_t> t_compiled_tokens;
+
+PyObject* compiled_enter(PyObject* /*module*/, PyObject* name) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_SetString(PyExc_TypeError, "_compiled_enter(name): name must be str");
+    return nullptr;
+  }
+  std::uint64_t token = 0;
+  if (detail::g_state.load(std::memory_order_relaxed) != detail::kStateOff) {
+    RegionId id = 0;
+    if (!lookup_id(name, &id)) return nullptr;
+    if (detail::g_state.load(std::memory_order_relaxed) == detail::kStateOn) {
+      token = detail::enter(id);
+    }
+  }
+  t_compiled_tokens.push_back(token);
+  Py_RETURN_NONE;
+}
+
+PyObject* compiled_exit(PyObject* /*module*/, PyObject* /*unused*/) {
+  // An exit without its enter: the compiled graph raised between the two on
+  // an earlier call and left its entry; nothing is open to close here.
+  if (t_compiled_tokens.empty()) Py_RETURN_NONE;
+  const std::uint64_t token = t_compiled_tokens.back();
+  t_compiled_tokens.pop_back();
+  if (token != 0) detail::leave(token, false);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef compiled_functions[] = {
+    {"_compiled_enter", compiled_enter, METH_O, "Opens a region for compiled code."},
+    {"_compiled_exit", compiled_exit, METH_NOARGS,
+     "Closes the region compiled code opened last on this thread."},
+    {nullptr, nullptr, 0, nullptr}};
 
 PyObject* region_call(PyObject* obj, PyObject* args, PyObject* kwargs) {
   if (g_decorate == nullptr) {
@@ -221,6 +260,7 @@ PyTypeObject RegionType = [] {
 bool add_region_type(PyObject* module, PyObject* error_type) {
   g_error_type = error_type;
   if (PyType_Ready(&RegionType) < 0) return false;
+  if (PyModule_AddFunctions(module, compiled_functions) < 0) return false;
   Py_INCREF(&RegionType);
   return PyModule_AddObject(module, "region", reinterpret_cast<PyObject*>(&RegionType)) == 0;
 }

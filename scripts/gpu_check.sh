@@ -204,7 +204,7 @@ if [ "$quick" -eq 1 ]; then
            video_pipeline regiontrace_nvtx_record regiontrace_nvtx_injection \
            regiontrace_sink_torch_profiler regiontrace_sink_memory_snapshot \
            regiontrace_sink_activation_trace regiontrace_sink_nvtx regiontrace_sink_region_stats \
-           regiontrace_sink_timeline; do
+           regiontrace_sink_timeline regiontrace_python; do
     targets+=(--target "$t")
   done
 fi
@@ -243,6 +243,8 @@ else
   say "| nvtx_ranges | FAIL | regiontrace-nvtx-record was not built (NVTX3 headers not found) |"
 fi
 check figures bash -c "'$bin/regiontrace_gpu_figures' '$work/figures' > '$work/figures.json'"
+# Regions inside torch.compile'd code, with and without CUDA graphs.
+check compiled_regions env PYTHONPATH="$build/python" "$python" "$root/scripts/gpu_check_compiled.py" "$work/compiled"
 
 suite_timeout=${GPU_CHECK_SUITE_TIMEOUT:-900}
 if [ ${#targets[@]} -eq 0 ]; then

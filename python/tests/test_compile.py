@@ -187,8 +187,8 @@ counts()
     layout = [(r["module"], r["tensor"], r["step"], r["shape"], r["dtype"]) for r in compiled]
     assert layout == [(r["module"], r["tensor"], r["step"], r["shape"], r["dtype"]) for r in eager]
     assert len(compiled) == 2 * 3 * 3  # steps x blocks x (out.h, out.aux[0], out.aux[1])
-    diff = subprocess.run([regiontrace_cli(), "diff", one_file(str(eager_dir / "*.jsonl")),
-                           one_file(str(compiled_dir / "*.jsonl"))],
+    diff = subprocess.run([regiontrace_cli(), "diff", one_file(str(compiled_dir / "*.jsonl")),
+                           one_file(str(eager_dir / "*.jsonl"))],
                           capture_output=True, text=True)
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "Result: EQUAL within tolerance" in diff.stdout

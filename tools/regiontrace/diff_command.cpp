@@ -1,4 +1,4 @@
-// `regiontrace diff A.jsonl B.jsonl`: finds the first layer where two
+// `regiontrace diff PORT.jsonl REFERENCE.jsonl`: finds the first layer where two
 // activation traces diverge (see activation_diff.hpp for the comparison and
 // docs/cli.md for the report). Exit 0 equal within tolerance, 1 divergent or
 // records missing on a side, 2 bad arguments, input that is not an
@@ -565,8 +565,13 @@ const CommandRegistration registration(30, [](CLI::App& app) -> Runner {
   auto map_texts = std::make_shared<std::vector<std::string>>();
   CLI::App* cmd = app.add_subcommand(
       "diff", "Compare two activation traces (JSONL) and find the first divergent layer");
-  cmd->add_option("a", args->a_path, "First trace (its execution order is reported)")->required();
-  cmd->add_option("b", args->b_path, "Second trace (the reference)")->required();
+  cmd->add_option("a", args->a_path,
+                  "The trace checked (a port, a compiled run); its execution order is reported")
+      ->required();
+  cmd->add_option("b", args->b_path, "The reference trace")->required();
+  // A glob that matched several files (a second run into the same folder)
+  // gets an explanation rather than CLI11's "argument not expected".
+  cmd->allow_extras();
   cmd->add_option("--rtol", args->options.rtol,
                   "Relative tolerance: |a-b| <= atol + rtol*max(|a|,|b|) (default: by dtype)")
       ->check(CLI::NonNegativeNumber);
@@ -589,7 +594,16 @@ const CommandRegistration registration(30, [](CLI::App& app) -> Runner {
                   "Rows in the next-divergences, worst-values and one-side tables (0: all)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the report as one JSON object");
-  return [args, stats_text, strip_texts, map_texts] {
+  return [cmd, args, stats_text, strip_texts, map_texts] {
+    if (const auto extra = cmd->remaining(); !extra.empty()) {
+      std::cerr << "regiontrace diff: takes two traces (the one checked, then the reference), "
+                << "got " << 2 + extra.size() << ": " << args->a_path << " " << args->b_path;
+      for (const auto& path : extra) std::cerr << " " << path;
+      std::cerr << "\n  a glob matched several files? Each run writes its own "
+                   "activations_rank<r>_pid<p>.jsonl: name one file per side, or run into an "
+                   "empty folder\n";
+      return kExitUsage;
+    }
     args->options.stats = split_list(*stats_text);
     for (const auto& text : *strip_texts) {
       if (text.rfind("A=", 0) == 0) {

@@ -85,6 +85,21 @@ TEST_F(DiffCommand, IdenticalFilesAreEqual) {
   EXPECT_TRUE(report["first_divergence"].is_null());
 }
 
+// A second run into the same folder makes `diff ref/*.jsonl port/*.jsonl`
+// pass three files: the message says why, not CLI11's "argument not expected".
+TEST_F(DiffCommand, AGlobThatMatchedSeveralFilesIsExplained) {
+  const auto a = write("a.jsonl", model_run());
+  const auto b = write("b.jsonl", model_run());
+  const auto c = write("c.jsonl", model_run());
+  const auto r = run_cli(args(a, b, shell_quoted(c)));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("takes two traces (the one checked, then the reference), got 3"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("a glob matched several files?"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("argument not expected"), std::string::npos) << r.output;
+}
+
 TEST_F(DiffCommand, OnePerturbedLayerIsTheOnlyOneReported) {
   const auto a = write("a.jsonl", model_run([](ordered_json& r, int step, int block) {
                          if (step == 1 && block == 3)

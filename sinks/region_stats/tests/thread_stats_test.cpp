@@ -179,6 +179,47 @@ TEST(StatsTable, IndentsChildrenUnderParentsOrPrintsFullPaths) {
   EXPECT_EQ(format_duration(1234000000), "1.234 s");
 }
 
+// Numbered siblings read in their numbers' order, at the place of the
+// largest one; other siblings still by total. Each row says its share of
+// the wall time.
+TEST(StatsTable, NumberedSiblingsStayInNumericOrderWithTheirShareOfWall) {
+  ThreadStats s(1, {}, 0);
+  Feeder f{s};
+  const std::int64_t start = 1000;
+  std::int64_t t = start;
+  f.begin(1, "step", "step", 0, t);
+  // Totals: blocks.2 > blocks.10 > blocks.0 > blocks.1, and `head` between.
+  const std::pair<const char*, std::int64_t> children[] = {
+      {"blocks.0", 300}, {"blocks.1", 100}, {"blocks.2", 900}, {"blocks.10", 500}, {"head", 700}};
+  RegionId id = 2;
+  for (const auto& [name, ns] : children) {
+    const std::string path = std::string("step/") + name;
+    f.begin(id, name, path, 1, t);
+    f.end(id, name, path, 1, t, t + ns);
+    t += ns;
+    ++id;
+  }
+  f.end(1, "step", "step", 0, start, t);
+  StatsReport report = build_report(s.snapshot());
+  report.wall_ns = 2 * (t - start);  // 5000 ns
+  const std::string table = stats_table(report, TablePaths::kIndented);
+  std::vector<std::size_t> at;
+  for (const char* name : {"blocks.0 ", "blocks.1 ", "blocks.2 ", "blocks.10 ", "head "}) {
+    at.push_back(table.find(std::string("\n    ") + name));
+    ASSERT_NE(at.back(), std::string::npos) << name << "\n" << table;
+  }
+  EXPECT_LT(at[0], at[1]);
+  EXPECT_LT(at[1], at[2]);
+  EXPECT_LT(at[2], at[3]);  // 10 after 2: numbers, not text
+  EXPECT_LT(at[3], at[4]);  // the group stands where blocks.2 (900 ns > head's 700) stands
+  EXPECT_NE(table.find("% wall"), std::string::npos) << table;
+  const auto step_row = table.find("\n  step ");
+  ASSERT_NE(step_row, std::string::npos) << table;
+  EXPECT_NE(table.find(" 50.0 ", step_row), std::string::npos) << table;  // 2500 of 5000 ns
+  const auto head_row = table.find("\n    head ");
+  EXPECT_NE(table.find(" 14.0 ", head_row), std::string::npos) << table;  // 700 of 5000 ns
+}
+
 }  // namespace
 // begin() tries the child it found last and compares paths without memcmp:
 // children that alternate, paths differing in one byte at any length, and

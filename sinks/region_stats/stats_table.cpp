@@ -148,8 +148,8 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
     out += "  no region ended while the sink ran\n";
     return out;
   }
-  out += "  " + padded("region", width) + right("count", 9) + right("total", 11) +
-         right("% wall", 8);
+  out +=
+      "  " + padded("region", width) + right("count", 9) + right("total", 11) + right("% wall", 8);
   for (const char* h : {"self", "mean", "min", "max", "p50", "p90", "p99"}) {
     out += right(h, 11);
   }
@@ -159,9 +159,9 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
     out += "  " + padded(r.label, width) + right(std::to_string(s.totals.count), 9) +
            right(format_duration(s.totals.total_ns), 11) +
            right(percent_of(s.totals.total_ns, report.wall_ns), 8);
-    for (std::int64_t v : {s.totals.self_ns, s.totals.mean_ns(), s.totals.min_or_zero(),
-                           s.totals.max_ns, s.percentile(0.5), s.percentile(0.9),
-                           s.percentile(0.99)}) {
+    for (std::int64_t v :
+         {s.totals.self_ns, s.totals.mean_ns(), s.totals.min_or_zero(), s.totals.max_ns,
+          s.percentile(0.5), s.percentile(0.9), s.percentile(0.99)}) {
       out += right(format_duration(v), 11);
     }
     out += '\n';

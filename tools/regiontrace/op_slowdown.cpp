@@ -107,9 +107,10 @@ std::vector<OpDelta> slower_ops(const std::map<std::string, double>& slow,
 
 void add_slower_ops(Report& report, const std::vector<RankRegionTimes>& traces, std::size_t top) {
   std::map<std::int64_t, std::size_t> torch;  // rank -> index of its torch trace
-  for (std::size_t i = 0; i < traces.size() && i < report.sources.size(); ++i) {
-    if (traces[i].cpu_ops == 0) continue;
-    auto [it, fresh] = torch.emplace(report.sources[i].rank, i);
+  for (const ReportSource& source : report.sources) {
+    const std::size_t i = source.trace;
+    if (i >= traces.size() || traces[i].cpu_ops == 0) continue;
+    auto [it, fresh] = torch.emplace(source.rank, i);
     if (!fresh && traces[i].cpu_ops > traces[it->second].cpu_ops) it->second = i;
   }
   std::set<std::string> regions;

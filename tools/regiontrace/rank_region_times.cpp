@@ -122,6 +122,8 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
   out.rank_from = id.rank_from;
   out.sink = id.sink;
   out.unfinished = unfinished_note(path, id);
+  out.host = id.host;
+  out.cpus = id.cpus;
   return out;
 }
 

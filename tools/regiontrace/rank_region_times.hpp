@@ -30,6 +30,8 @@ struct RankRegionTimes {
   std::string sink;
   std::size_t region_spans = 0;
   std::string unfinished;  // unfinished_note(): the process never closed the file
+  std::string host;        // where it ran, when the trace says
+  std::string cpus;        // the CPUs its process could use: "0-3,8"
   // region -> step -> (total ms, spans)
   std::map<std::string, std::map<std::int64_t, double>> ms;
   // Step spans' own duration: step -> ms (when the trace has step spans).

@@ -1,6 +1,7 @@
 #include "rank_report.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "trace_identity.hpp"
@@ -98,6 +99,50 @@ std::map<std::int64_t, double> excess_over_fastest(const std::vector<RankSpread>
   return out;
 }
 
+// "0-3,8" (Linux's CPU list, as clock_sync::cpu_list() writes it) into
+// `cpus`; false on anything else.
+bool add_cpu_list(const std::string& text, std::set<long>& cpus) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(at, end - at);
+    char* rest = nullptr;
+    const long first = std::strtol(part.c_str(), &rest, 10);
+    long last = first;
+    if (rest == part.c_str()) return false;
+    if (*rest == '-') last = std::strtol(rest + 1, &rest, 10);
+    if (*rest != '\0' || last < first || last - first > 1 << 16) return false;
+    for (long cpu = first; cpu <= last; ++cpu) cpus.insert(cpu);
+    at = end + 1;
+  }
+  return !cpus.empty();
+}
+
+std::vector<Oversubscription> oversubscribed_hosts(
+    const std::vector<RankRegionTimes>& traces, const std::map<std::int64_t, std::size_t>& chosen) {
+  struct Host {
+    std::vector<std::int64_t> ranks;
+    std::set<long> cpus;
+    bool known = true;
+  };
+  std::map<std::string, Host> hosts;
+  for (const auto& [rank, index] : chosen) {
+    const RankRegionTimes& t = traces[index];
+    if (t.host.empty()) continue;
+    Host& h = hosts[t.host];
+    h.ranks.push_back(rank);
+    if (!add_cpu_list(t.cpus, h.cpus)) h.known = false;
+  }
+  std::vector<Oversubscription> out;
+  for (auto& [name, h] : hosts) {
+    if (h.known && h.ranks.size() > h.cpus.size()) {
+      out.push_back({name, std::move(h.ranks), h.cpus.size()});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Report build_report(const std::vector<RankRegionTimes>& traces,
@@ -109,6 +154,7 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
   std::map<std::int64_t, std::size_t> chosen;
   for (std::size_t i = 0; i < traces.size(); ++i) {
     ReportSource s;
+    s.trace = i;
     s.source = traces[i].source;
     s.sink = traces[i].sink;
     s.region_spans = traces[i].region_spans;
@@ -131,6 +177,10 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
     }
     report.sources.push_back(std::move(s));
   }
+  // Inputs in rank order (rank 2 before rank 10), as every table has them.
+  std::stable_sort(report.sources.begin(), report.sources.end(),
+                   [](const ReportSource& a, const ReportSource& b) { return a.rank < b.rank; });
+  report.oversubscribed = oversubscribed_hosts(traces, chosen);
   std::set<std::int64_t> ranks;
   std::map<std::string, std::map<std::int64_t, std::map<std::int64_t, double>>> by_region;
   for (const auto& [rank, index] : chosen) {

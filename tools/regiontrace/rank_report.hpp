@@ -76,6 +76,7 @@ struct MemoryReport {
 };
 
 struct ReportSource {
+  std::size_t trace = 0;  // its index in build_report()'s traces
   std::int64_t rank = 0;
   std::string rank_from;
   std::string source;
@@ -84,9 +85,19 @@ struct ReportSource {
   bool used = true;  // false: another trace of the rank had more region spans
 };
 
+// Ranks that ran on one host with fewer CPUs (the union of their affinity
+// masks) than ranks: they took turns on the CPUs, so their times, and who
+// looks like a straggler, show the scheduler rather than the work.
+struct Oversubscription {
+  std::string host;
+  std::vector<std::int64_t> ranks;
+  std::size_t cpus = 0;
+};
+
 struct Report {
   ReportCriteria criteria;
-  std::vector<ReportSource> sources;
+  std::vector<Oversubscription> oversubscribed;
+  std::vector<ReportSource> sources;  // by rank
   std::vector<std::int64_t> ranks;
   std::vector<RegionReport> regions;  // slowest (largest total max) first
   std::vector<MemoryReport> memory;

@@ -208,7 +208,14 @@ std::string report_html(const Report& report) {
       "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th:first-child,td:first-child"
       "{text-align:left}.straggler{color:#b00;font-weight:bold}"
       ".straggler table{color:#000;font-weight:normal}</style></head><body>\n";
-  o += "<h1>regiontrace report</h1>\n<p>" + std::to_string(report.ranks.size()) + " ranks.</p>\n";
+  o += "<h1>regiontrace report</h1>\n<p>" + std::to_string(report.ranks.size()) +
+       (report.ranks.size() == 1 ? " rank" : " ranks") + ".</p>\n";
+  for (const auto& over : report.oversubscribed) {
+    o += "<p class=\"oversubscribed\">" + std::to_string(over.ranks.size()) + " ranks ran on " +
+         escape_html(over.host) + " with " + std::to_string(over.cpus) +
+         " CPUs between them: they took turns, so their times, and who looks like a "
+         "straggler, show the scheduler as much as the work.</p>\n";
+  }
   o += "<h2>Stragglers</h2>\n<ul id=\"stragglers\">";
   bool any = false;
   for (const auto& r : report.regions) {

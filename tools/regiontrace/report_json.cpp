@@ -94,6 +94,12 @@ std::string report_json(const Report& report) {
       .key("ranks")
       .begin_array();
   for (const auto rank : report.ranks) w.value(rank);
+  w.end_array().key("oversubscribed").begin_array();
+  for (const auto& o : report.oversubscribed) {
+    w.begin_object().field("host", o.host).field("cpus", o.cpus).key("ranks").begin_array();
+    for (const auto rank : o.ranks) w.value(rank);
+    w.end_array().end_object();
+  }
   w.end_array().key("sources").begin_array();
   for (const auto& s : report.sources) {
     w.begin_object()

@@ -99,22 +99,23 @@ std::string step_label(std::int64_t step) {
   return step == kWholeRun ? "run" : "step " + std::to_string(step);
 }
 
-void print_report_text(std::ostream& out, const Report& report) {
-  out << "Ranks: " << report.ranks.size() << "\n";
-  for (const auto& s : report.sources) {
-    out << "  rank " << s.rank << " (from " << s.rank_from << "): " << s.source;
-    if (!s.sink.empty()) out << " [" << s.sink << "]";
-    out << ", " << s.region_spans << " region spans";
-    if (!s.used) out << " (not counted: another trace of this rank has more region spans)";
-    out << "\n";
+namespace {
+
+// Ranks 0, 1, 2, 3 as "0-3"; gaps as "0-3, 8".
+std::string rank_ranges(const std::vector<std::int64_t>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
   }
-  for (const auto& r : report.regions) {
-    out << "\nRegion " << terminal_text(r.region) << " (ms per rank";
-    if (r.steps.size() > 1) out << ", " << r.steps.size() << " steps";
-    out << "):\n";
-    spread_table(out, r, report.ranks);
-    excess_line(out, r);
-  }
+  return out;
+}
+
+void stragglers_section(std::ostream& out, const Report& report) {
   const auto& c = report.criteria;
   out << "\nStragglers (slower than the median by more than " << fixed(100 * c.threshold, 0)
       << "% and " << fixed(c.min_excess_ms, 3) << " ms in more than " << fixed(100 * c.share, 0)
@@ -132,7 +133,9 @@ void print_report_text(std::ostream& out, const Report& report) {
     }
   }
   if (!any) out << "  none\n";
-  if (report.memory.empty()) return;
+}
+
+void memory_section(std::ostream& out, const Report& report) {
   out << "\nMemory peaks (MiB per rank):\n";
   std::vector<std::string> headers = {"region", "device"};
   const bool per_rank = report.ranks.size() <= kMaxRankColumns;
@@ -159,9 +162,9 @@ void print_report_text(std::ostream& out, const Report& report) {
     table.add_row(std::move(row));
   }
   table.print(out);
-  out << "\nMemory outliers (peak above the median by more than " << fixed(100 * c.threshold, 0)
-      << "%):\n";
-  any = false;
+  out << "\nMemory outliers (peak above the median by more than "
+      << fixed(100 * report.criteria.threshold, 0) << "%):\n";
+  bool any = false;
   for (const auto& m : report.memory) {
     for (const auto& s : m.outliers) {
       any = true;
@@ -170,6 +173,40 @@ void print_report_text(std::ostream& out, const Report& report) {
     }
   }
   if (!any) out << "  none\n";
+}
+
+}  // namespace
+
+// What was found comes first (with 64 ranks the inputs alone fill a
+// screen): ranks, oversubscribed hosts, stragglers, the tables; the inputs
+// last.
+void print_report_text(std::ostream& out, const Report& report) {
+  out << "Ranks: " << report.ranks.size() << " (" << report.sources.size()
+      << " traces, listed at the end)\n";
+  for (const auto& o : report.oversubscribed) {
+    out << "warning: ranks " << rank_ranges(o.ranks) << " ran on " << terminal_text(o.host)
+        << " with " << o.cpus << (o.cpus == 1 ? " CPU" : " CPUs")
+        << " between them: " << o.ranks.size()
+        << " ranks took turns on them,\n  so their times, and who looks "
+        << "like a straggler, show the scheduler as much as the work\n";
+  }
+  stragglers_section(out, report);
+  for (const auto& r : report.regions) {
+    out << "\nRegion " << terminal_text(r.region) << " (ms per rank";
+    if (r.steps.size() > 1) out << ", " << r.steps.size() << " steps";
+    out << "):\n";
+    spread_table(out, r, report.ranks);
+    excess_line(out, r);
+  }
+  if (!report.memory.empty()) memory_section(out, report);
+  out << "\nInputs:\n";
+  for (const auto& s : report.sources) {
+    out << "  rank " << s.rank << " (from " << s.rank_from << "): " << s.source;
+    if (!s.sink.empty()) out << " [" << s.sink << "]";
+    out << ", " << s.region_spans << " region spans";
+    if (!s.used) out << " (not counted: another trace of this rank has more region spans)";
+    out << "\n";
+  }
 }
 
 }  // namespace regiontrace::cli

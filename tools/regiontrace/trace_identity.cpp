@@ -62,6 +62,8 @@ TraceIdentity identify_trace(const std::string& path,
       }
       if (auto sink = string_field(*o, "sink")) id.sink = std::string(*sink);
       if (auto pid = integer_field(*o, "pid")) id.pid = pid;
+      if (auto host = string_field(*o, "host")) id.host = std::string(*host);
+      if (auto cpus = string_field(*o, "cpus")) id.cpus = std::string(*cpus);
       bool incomplete = false;
       if (!(*o)["incomplete"].get_bool().get(incomplete)) id.incomplete = incomplete;
       if (auto until = integer_field(*o, "written_until_ns")) id.written_until_ns = until;

@@ -26,6 +26,8 @@ struct TraceIdentity {
   std::optional<std::int64_t> realtime_minus_monotonic_ns;
   bool ts_is_realtime = false;  // ts are wall-clock µs since the epoch
   std::optional<std::int64_t> pid;
+  std::string host;  // "regiontrace": {"host"}, "" when not written
+  std::string cpus;  // the CPUs the process could run on: "0-3,8"
   // "regiontrace": {"incomplete": true, "written_until_ns": N}: a flight
   // recorder's file whose process never closed it (killed, or ended by
   // os._exit()); it holds what was recorded until N (CLOCK_MONOTONIC ns).

@@ -2,6 +2,8 @@
 #include "op_summary.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -604,6 +606,29 @@ TEST(ChromeTraceWriter, CarriesClockSyncAndAMonotonicBase) {
   EXPECT_EQ(m["local_rank"], 1);
   EXPECT_EQ(m["world_size"], 4);
   EXPECT_EQ(m["pid"], 77);
+  // Where it ran and on which CPUs (regiontrace report finds oversubscribed
+  // hosts with them): this process's own affinity, as a Linux CPU list.
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof(host) - 1), 0);
+  EXPECT_EQ(m["host"], host);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const std::string cpus = m["cpus"].get<std::string>();
+  ASSERT_FALSE(cpus.empty());
+  EXPECT_TRUE(cpus.find_first_not_of("0123456789,-") == std::string::npos) << cpus;
+  int listed = 0;
+  for (std::size_t at = 0; at < cpus.size();) {
+    std::size_t end = cpus.find(',', at);
+    if (end == std::string::npos) end = cpus.size();
+    const std::string part = cpus.substr(at, end - at);
+    const auto dash = part.find('-');
+    listed += dash == std::string::npos
+                  ? 1
+                  : std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
+    at = end + 1;
+  }
+  EXPECT_EQ(listed, CPU_COUNT(&set)) << cpus;
   EXPECT_EQ(m["clockSync"]["start"]["realtime_ns"], kBase - 1000);
   EXPECT_EQ(m["clockSync"]["start"]["monotonic_ns"], 4'999'999'000);
   EXPECT_EQ(m["clockSync"]["end"]["monotonic_ns"], 5'009'000'000);

@@ -276,6 +276,55 @@ json trace_of(int rank, const json& events, const std::string& sink = "torch_pro
   return {{"traceEvents", events}, {"regiontrace", {{"sink", sink}, {"rank", rank}}}};
 }
 
+// Issue 50: 12 ranks, 8 of them on a host whose affinity masks join to 2
+// CPUs. The findings come first, the inputs last and in rank order (2
+// before 10), and the oversubscribed host is said.
+TEST(ReportRanks, SaysWhenRanksOutnumberTheirCpusAndListsInputsLastInRankOrder) {
+  TempDir dir;
+  for (int rank = 0; rank < 12; ++rank) {
+    const int pid = 100 + rank;
+    json events = json::array();
+    for (int step = 0; step < 4; ++step) {
+      events.push_back(region_span("training_step", pid, step * 100.0, rank == 5 ? 30 : 10, step));
+    }
+    json trace = trace_of(rank, events, "timeline");
+    const bool shared = rank < 8;
+    trace["regiontrace"]["host"] = shared ? "small" : "big";
+    trace["regiontrace"]["cpus"] = shared ? (rank % 2 == 0 ? "0" : "1") : "0-63";
+    write_file(dir.file("timeline_rank" + std::to_string(rank) + ".json"), trace.dump());
+  }
+  const auto text = run_cli("report " + shell_quoted(dir.path()));
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  const std::string& out = text.output;
+  EXPECT_NE(out.find("warning: ranks 0-7 ran on small with 2 CPUs between them: 8 ranks took "
+                     "turns on them,"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("ran on big"), std::string::npos) << out;
+  const auto stragglers = out.find("\nStragglers");
+  const auto table = out.find("\nRegion training_step");
+  const auto inputs = out.find("\nInputs:");
+  ASSERT_NE(stragglers, std::string::npos) << out;
+  ASSERT_NE(table, std::string::npos) << out;
+  ASSERT_NE(inputs, std::string::npos) << out;
+  EXPECT_LT(stragglers, table);
+  EXPECT_LT(table, inputs);
+  EXPECT_NE(out.find("training_step: rank 5 in 4 of 4 steps"), std::string::npos) << out;
+  const auto rank2 = out.find("  rank 2 (from regiontrace)", inputs);
+  const auto rank10 = out.find("  rank 10 (from regiontrace)", inputs);
+  ASSERT_NE(rank2, std::string::npos) << out;
+  ASSERT_NE(rank10, std::string::npos) << out;
+  EXPECT_LT(rank2, rank10);
+
+  const json r = run_cli_json("report --json " + shell_quoted(dir.path()), 0);
+  ASSERT_EQ(r["oversubscribed"].size(), 1u) << r.dump(1);
+  EXPECT_EQ(r["oversubscribed"][0]["host"], "small");
+  EXPECT_EQ(r["oversubscribed"][0]["cpus"], 2);
+  EXPECT_EQ(r["oversubscribed"][0]["ranks"].size(), 8u);
+  EXPECT_EQ(r["sources"][2]["rank"], 2);
+  EXPECT_EQ(r["sources"][10]["rank"], 10);
+}
+
 // Issue 35: a span that crosses a step boundary went whole into the step it
 // was entered in. Steps of 100 ms; denoise runs from 60 to 140 ms on rank 0
 // (40 ms in each step) and from 10 to 90 ms on rank 1 (all in step 0).

@@ -7,7 +7,7 @@
 //
 // Every trace regiontrace writes carries, at its top level:
 //   "regiontrace": {"sink": "timeline", "rank": 0, "local_rank": 0,
-//                   "world_size": 4, "pid": 1234,
+//                   "world_size": 4, "pid": 1234, "host": "node7", "cpus": "0-15",
 //                   "clockSync": {"start": {"realtime_ns": ..., "monotonic_ns": ...},
 //                                 "end":   {"realtime_ns": ..., "monotonic_ns": ...}}}
 // Wall time of a monotonic stamp t: t + (realtime_ns - monotonic_ns) of the
@@ -18,7 +18,9 @@
 // clocks disagree, which is what `regiontrace merge --align-on` corrects.
 #pragma once
 
+#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -65,6 +67,33 @@ inline Pair read() {
   return best;
 }
 
+// The CPUs this process may run on, as Linux writes CPU lists ("0-3,8"):
+// its affinity mask (what Slurm, a cpuset or taskset gave it). `regiontrace
+// report` joins the lists of the ranks on one host: more ranks than CPUs in
+// the union wait for each other, and their timings show the scheduler.
+inline std::string cpu_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
+  std::string out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpu);
+    if (last > cpu) out += '-' + std::to_string(last);
+    cpu = last;
+  }
+  return out;
+}
+
+inline std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  return name;
+}
+
 inline void write_pair(json::Writer& w, const Pair& p) {
   w.begin_object().field("realtime_ns", p.realtime_ns).field("monotonic_ns", p.monotonic_ns);
   w.end_object();
@@ -83,7 +112,9 @@ inline void write_trace_members(json::Writer& w, const SinkContext& context, std
       .field("rank", context.rank())
       .field("local_rank", context.local_rank())
       .field("world_size", context.world_size())
-      .field("pid", context.pid());
+      .field("pid", context.pid())
+      .field("host", host_name())
+      .field("cpus", cpu_list());
   w.key("clockSync").begin_object().key("start");
   write_pair(w, start);
   w.key("end");

@@ -44,6 +44,37 @@ with regiontrace.region("hot"):
                        for s in spans), e
 
 
+def test_each_collection_window_is_said_as_it_opens_and_closes(tmp_path):
+    # A schedule of two cycles: skip step 0, warm up in 1, record 2, twice.
+    env = clean_env(REGIONTRACE_SINKS="torch_profiler", REGIONTRACE_OUTPUT_DIR=tmp_path,
+                    REGIONTRACE_TORCH_PROFILER_REGIONS="hot",
+                    REGIONTRACE_TORCH_PROFILER_SKIP_FIRST="1",
+                    REGIONTRACE_TORCH_PROFILER_WAIT="0",
+                    REGIONTRACE_TORCH_PROFILER_WARMUP="1",
+                    REGIONTRACE_TORCH_PROFILER_ACTIVE="1",
+                    REGIONTRACE_TORCH_PROFILER_REPEAT="2")
+    proc = run_python("""
+import torch, regiontrace
+a = torch.randn(16, 16)
+for step in range(6):
+    regiontrace.set_step(step)
+    with regiontrace.region("hot"):
+        torch.mm(a, a)
+""", env=env)
+    said = [line.split("info: ", 1)[1] for line in proc.stderr.splitlines()
+            if "collection window" in line]
+    opened = [line for line in said if " opened" in line]
+    closed = [line for line in said if " closed" in line]
+    assert opened == ["collection window 1 opened at step 1 (warmup: the profiler runs, "
+                      "nothing is kept)", "collection window 2 opened at step 2",
+                      "collection window 3 opened at step 3 (warmup: the profiler runs, "
+                      "nothing is kept)", "collection window 4 opened at step 4"], said
+    assert len(closed) == 4, said
+    assert closed[1].startswith("collection window 2 closed (its steps ended) after "), said
+    assert closed[1].endswith(" ms; writing its trace"), said
+    assert len(glob.glob(str(tmp_path / "torch_trace_*.json*"))) == 2
+
+
 def test_a_python_torch_profiler_makes_the_sink_stand_aside_once(tmp_path):
     """The application's own torch.profiler.profile (libtorch 2.15) owns the
     profiler: the sink says so once, writes no trace, and the application's

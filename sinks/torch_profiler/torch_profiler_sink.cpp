@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iterator>
 #include <map>
@@ -286,7 +287,14 @@ CollectionWindow* TorchProfilerSink::ensure_window_locked(std::int64_t time_ns) 
     return nullptr;
   }
   live_.store(windows_.back().get(), std::memory_order_release);
-  return windows_.back().get();
+  // Said as it happens (issue 50): which steps a long run is collecting,
+  // without waiting for the trace at the end.
+  CollectionWindow& w = *windows_.back();
+  std::string said = "collection window " + std::to_string(windows_.size()) + " opened";
+  if (has_step_) said += " at step " + std::to_string(step_);
+  if (w.phase() == StepPhase::kWarmup) said += " (warmup: the profiler runs, nothing is kept)";
+  ctx_.info(said);
+  return &w;
 }
 
 void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_t time_ns,
@@ -344,6 +352,7 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
   CollectionWindow* w = live_.load();
   if (w == nullptr) return;
   live_.store(nullptr, std::memory_order_release);
+  say_window_closed(*w, reason);
   // Only the cheap part here, on the application's thread: recording stops
   // now; libtorch's profiler is stopped and read on the writer thread, so
   // that the region or step in which this window closes does not absorb
@@ -386,6 +395,23 @@ void TorchProfilerSink::finish_window_locked(const char* reason) {
     req = export_request(*w, std::move(rec), std::move(spans), std::move(markers), capped);
   }
   post_export(&w->session(), std::move(req));
+}
+
+void TorchProfilerSink::say_window_closed(const CollectionWindow& w, const char* reason) {
+  std::size_t number = 0;
+  for (std::size_t i = 0; i < windows_.size(); ++i) {
+    if (windows_[i].get() == &w) number = i + 1;
+  }
+  const std::string_view why(reason);
+  const char* words = why == "step"       ? "its steps ended"
+                      : why == "close"    ? "at shutdown"
+                      : why == "region"   ? "its last region ended"
+                      : why == "size_cap" ? "its event or size budget was reached"
+                                          : reason;
+  char ms[32];
+  std::snprintf(ms, sizeof(ms), "%.1f", static_cast<double>(steady_now() - w.started_ns()) / 1e6);
+  ctx_.info("collection window " + std::to_string(number) + " closed (" + words + ") after " + ms +
+            " ms" + (w.phase() == StepPhase::kWarmup ? "" : "; writing its trace"));
 }
 
 void TorchProfilerSink::finish_idle_window(CollectionWindow* w) {

@@ -71,6 +71,7 @@ class TorchProfilerSink : public Sink {
   // trace_per_window: `w` lost its last attached thread; finishes it unless
   // a thread attached again (or it was finished) meanwhile. Takes control_.
   void finish_idle_window(CollectionWindow* w);
+  void say_window_closed(const CollectionWindow& w, const char* reason);
   // Starts the next window's profiler session on the stopper thread, after
   // the previous one's stop (one profiler per process).
   void prestart_next_locked();

@@ -1,6 +1,7 @@
 #include "trace_export.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 
@@ -52,6 +53,12 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
     req.data.clock_end = sdk::clock_sync::read();
     req.data.trace_name = path;
     TraceFile out(path, options.gzip);
+    out.on_progress([&](std::uint64_t bytes, double seconds) {
+      char said[96];
+      std::snprintf(said, sizeof(said), ": %.0f MB of JSON written in %.1f s, going on",
+                    static_cast<double>(bytes) / 1e6, seconds);
+      log(LogLevel::kInfo, "writing " + file + said);
+    });
     const TraceWriteStats stats = write_chrome_trace(req.data, options.limits, out);
     out.commit();
     req.profile.reset();  // libtorch's copy of the events is no longer needed

@@ -13,9 +13,12 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "regiontrace/sdk/gzip_file_writer.hpp"
 #include "regiontrace/sdk/line_file_writer.hpp"
+#include "regiontrace/sdk/trace_file_writer.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 
 namespace {
@@ -270,6 +273,34 @@ TEST(GzipFileWriter, AFolderThatIsNotThereIsNamed) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A long write says how far it got: after the delay, at most once per
+// interval, with the bytes written so far; a write that ends first says
+// nothing.
+TEST(TraceFileWriter, ALongWriteReportsItsProgressAndAShortOneDoesNot) {
+  const fs::path dir = fresh_dir("progress");
+  const std::string chunk(1 << 20, 'x');
+  std::vector<std::pair<std::uint64_t, double>> said;
+  {
+    regiontrace::sdk::TraceFileWriter out((dir / "long.json.gz").string(), true, 1);
+    out.on_progress([&](std::uint64_t bytes, double s) { said.emplace_back(bytes, s); }, 0.0, 0.0);
+    for (int i = 0; i < 40; ++i) out.write(chunk);
+    out.commit();
+  }
+  // Every 4 MiB once the delay (0 here) has passed: 10 reports for 40 MiB.
+  ASSERT_EQ(said.size(), 10u);
+  for (std::size_t i = 0; i < said.size(); ++i) {
+    EXPECT_EQ(said[i].first, (i + 1) * (4u << 20));
+    if (i > 0) EXPECT_GE(said[i].second, said[i - 1].second);
+  }
+  said.clear();
+  regiontrace::sdk::TraceFileWriter quick((dir / "quick.json").string(), false);
+  quick.on_progress([&](std::uint64_t bytes, double s) { said.emplace_back(bytes, s); });
+  for (int i = 0; i < 8; ++i) quick.write(chunk);  // well under the default 1 s
+  quick.commit();
+  EXPECT_TRUE(said.empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "read_progress.hpp"
+
 namespace regiontrace::cli {
 namespace {
 
@@ -42,9 +44,13 @@ std::string read_raw(const std::string& path) {
     throw std::runtime_error(input_too_large(path));
   }
   bytes.reserve(static_cast<std::size_t>(info.st_size) + simdjson::SIMDJSON_PADDING);
+  ReadProgress progress(path, static_cast<std::uint64_t>(info.st_size));
   char chunk[1 << 16];
   std::size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), file)) > 0) bytes.append(chunk, n);
+  while ((n = std::fread(chunk, 1, sizeof(chunk), file)) > 0) {
+    bytes.append(chunk, n);
+    progress.advance(n);
+  }
   const bool failed = std::ferror(file) != 0;
   std::fclose(file);
   if (failed) throw io_error(path, "read error");
@@ -156,6 +162,10 @@ struct DecodedInput::Inflater {
 
 DecodedInput::DecodedInput(const std::string& path) : path_(path), fd_(open_input_file(path)) {
   try {
+    struct stat info {};
+    if (fstat(fd_, &info) == 0) {
+      progress_ = std::make_unique<ReadProgress>(path, static_cast<std::uint64_t>(info.st_size));
+    }
     while (raw_.size() < 2 && refill()) {
     }
     gzip_ = is_gzip(raw_);
@@ -198,6 +208,7 @@ bool DecodedInput::refill() {
     throw io_error(path_, std::strerror(e));
   }
   raw_.resize(old + static_cast<std::size_t>(n));
+  if (progress_) progress_->advance(static_cast<std::uint64_t>(n));
   if (n == 0) at_end_ = true;
   return n > 0;
 }

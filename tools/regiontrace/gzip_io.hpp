@@ -17,6 +17,8 @@
 
 namespace regiontrace::cli {
 
+class ReadProgress;
+
 // The bytes of a file followed by simdjson's padding, so simdjson can parse it
 // (or any slice of it) in place without copying.
 class PaddedText {
@@ -74,6 +76,7 @@ class DecodedInput {
   std::size_t raw_pos_ = 0;
   struct Inflater;
   Inflater* inflater_ = nullptr;
+  std::unique_ptr<ReadProgress> progress_;  // a line on the terminal for a large input
 };
 
 // The most text one input may hold once inflated: REGIONTRACE_MAX_INPUT_MB

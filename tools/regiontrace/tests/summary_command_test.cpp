@@ -2,10 +2,17 @@
 // nesting is known, read back from --json and from the printed tables.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cli_test_helpers.hpp"
 
@@ -89,6 +96,55 @@ class SummaryCommand : public ::testing::Test {
   std::string plain_;
   std::string gz_;
 };
+
+// Runs `regiontrace <args...>` with stderr on a pseudo-terminal (stdout to
+// /dev/null); returns what the terminal showed.
+std::string stderr_on_a_terminal(const std::vector<std::string>& args, const char* min_mb) {
+  int master = -1;
+  int slave = -1;
+  if (::openpty(&master, &slave, nullptr, nullptr, nullptr) != 0) return "openpty failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(master);
+    ::dup2(slave, STDERR_FILENO);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::setenv("REGIONTRACE_PROGRESS_MIN_MB", min_mb, 1);
+    std::vector<char*> argv = {const_cast<char*>(REGIONTRACE_CLI)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(REGIONTRACE_CLI, argv.data());
+    ::_exit(127);
+  }
+  ::close(slave);
+  std::string shown;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(master, buf, sizeof(buf));
+    if (n <= 0) break;  // EIO once the child closed the terminal
+    shown.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(master);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return shown;
+}
+
+// Issue 50: reading a large input is shown on a terminal (the threshold
+// lowered to 0 MB here), and nothing of it reaches a pipe.
+TEST_F(SummaryCommand, AProgressLineShowsOnATerminalOnly) {
+  const std::string shown = stderr_on_a_terminal({"summary", gz_}, "0");
+  EXPECT_NE(shown.find("regiontrace: reading trace.json.gz: "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("% ("), std::string::npos) << shown;
+  EXPECT_NE(shown.rfind("\r\033[K"), std::string::npos) << shown;  // the line is cleared
+  // Above the threshold (the default 100 MB): nothing.
+  EXPECT_EQ(stderr_on_a_terminal({"summary", gz_}, "100").find("reading"), std::string::npos);
+  ::setenv("REGIONTRACE_PROGRESS_MIN_MB", "0", 1);
+  const auto piped = run_cli("summary " + shell_quoted(gz_));
+  ::unsetenv("REGIONTRACE_PROGRESS_MIN_MB");
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(piped.output.find("reading"), std::string::npos) << piped.output;
+}
 
 TEST_F(SummaryCommand, TotalAndSelfTimesMatchTheNesting) {
   const json s = run_cli_json("summary --json --top 0 " + shell_quoted(plain_), 0);

@@ -6,7 +6,9 @@
 // Not thread-safe: one thread owns a writer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +35,20 @@ class TraceFileWriter {
   void write(std::string_view text) {
     bytes_in_ += text.size();
     gzip_ ? gzip_->write(text) : plain_->write(text);
+    if (progress_ && bytes_in_ >= next_check_) check_progress();
+  }
+
+  // A long write says how far it got: `report(bytes_in, seconds)` is called
+  // from write() once `after_s` seconds passed since this call, then at
+  // most every `every_s`. The clock is read once per 4 MiB written, so a
+  // short write pays nothing.
+  void on_progress(std::function<void(std::uint64_t, double)> report, double after_s = 1.0,
+                   double every_s = 2.0) {
+    progress_ = std::move(report);
+    started_ = std::chrono::steady_clock::now();
+    next_report_s_ = after_s;
+    every_s_ = every_s;
+    next_check_ = bytes_in_ + kProgressCheckBytes;
   }
   // Renames into place, or throws naming the file (WholeFileWriter::commit).
   void commit() { gzip_ ? gzip_->commit() : plain_->commit(); }
@@ -43,9 +59,25 @@ class TraceFileWriter {
   int error() const { return gzip_ ? gzip_->error() : plain_->error(); }
 
  private:
+  static constexpr std::uint64_t kProgressCheckBytes = 4u << 20;
+
+  void check_progress() {
+    next_check_ = bytes_in_ + kProgressCheckBytes;
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    if (s < next_report_s_) return;
+    next_report_s_ = s + every_s_;
+    progress_(bytes_in_, s);
+  }
+
   std::optional<WholeFileWriter> plain_;  // one of the two
   std::optional<GzipFileWriter> gzip_;
   std::uint64_t bytes_in_ = 0;
+  std::function<void(std::uint64_t, double)> progress_;
+  std::chrono::steady_clock::time_point started_;
+  double next_report_s_ = 0;
+  double every_s_ = 0;
+  std::uint64_t next_check_ = 0;
 };
 
 }  // namespace regiontrace::sdk

@@ -29,6 +29,10 @@ void RegionSummary::add(const RegionRecord& r) {
     p.devices |= 1u << d;
     const std::int64_t growth = figures.exit - figures.entry;
     if (!p.growth[d].set || growth > p.growth[d].bytes) p.growth[d] = {true, growth, f.step};
+    const std::int64_t added = figures.peak - figures.entry;
+    if (!p.added_peak[d].set || added > p.added_peak[d].bytes) {
+      p.added_peak[d] = {true, added, f.step};
+    }
     if (!p.peak[d].set || figures.peak > p.peak[d].bytes) p.peak[d] = {true, figures.peak, f.step};
   });
   // Leak detection needs steps: instances outside any step are not points.
@@ -154,6 +158,9 @@ void RegionSummary::append_regions(json::Writer& w, const RegionPaths& paths,
           .field("largest_growth_bytes", p.growth[d].bytes)
           .key("largest_growth_step")
           .raw_value(formatted(append_step, p.growth[d].step))
+          .field("largest_added_at_peak_bytes", p.added_peak[d].bytes)
+          .key("largest_added_at_peak_step")
+          .raw_value(formatted(append_step, p.added_peak[d].step))
           .field("highest_peak_bytes", p.peak[d].bytes)
           .key("highest_peak_step")
           .raw_value(formatted(append_step, p.peak[d].step))
@@ -216,18 +223,21 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
     max_path = std::max<std::int64_t>(
         max_path, static_cast<std::int64_t>(paths.path(static_cast<int>(i)).size()));
   }
-  auto top_peak = [&](std::size_t i) {
+  // Most added first: the level at the peak counts everything allocated
+  // before the region too (every block of a model shows the same level),
+  // what the region added tells which one to look at.
+  auto top_added = [&](std::size_t i) {
     std::int64_t best = 0;
-    for (const Extreme& e : paths_[i].peak) best = std::max(best, e.bytes);
+    for (const Extreme& e : paths_[i].added_peak) best = std::max(best, e.bytes);
     return best;
   };
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return top_peak(a) > top_peak(b); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return top_added(a) > top_added(b); });
   const int width = static_cast<int>(std::min<std::int64_t>(max_path, 60));
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-*s %8s %-8s %12s %12s %12s\n", width, "path", "calls",
-                "device", "peak", "max growth", "held");
+  std::snprintf(line, sizeof(line), "%-*s %8s %-8s %14s %14s %14s %12s\n", width, "path", "calls",
+                "device", "added at peak", "added at exit", "level at peak", "held");
   out += line;
   const std::string why =
       "stood aside: " + (stood_aside_why.empty()
@@ -247,10 +257,10 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
     const std::string name = paths.path(static_cast<int>(i)) + (p.stood_aside > 0 ? "*" : "");
     bool first = true;
     for_each_device(p.devices, [&](int d) {
-      std::snprintf(line, sizeof(line), "%-*s %8s %-8s %12s %12s %12s\n", width,
+      std::snprintf(line, sizeof(line), "%-*s %8s %-8s %14s %14s %14s %12s\n", width,
                     first ? name.c_str() : "", first ? std::to_string(p.calls).c_str() : "",
-                    device_name(d).c_str(), human_bytes(p.peak[d].bytes).c_str(),
-                    human_bytes(p.growth[d].bytes).c_str(),
+                    device_name(d).c_str(), human_bytes(p.added_peak[d].bytes).c_str(),
+                    human_bytes(p.growth[d].bytes).c_str(), human_bytes(p.peak[d].bytes).c_str(),
                     first ? human_bytes(p.held_bytes).c_str() : "");
       out += line;
       first = false;

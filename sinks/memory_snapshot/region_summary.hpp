@@ -74,8 +74,9 @@ class RegionSummary {
     std::int64_t unmeasured = 0;   // calls a profiler took from entry to exit
     std::int64_t held_bytes = 0;   // at the last exit
     std::uint32_t devices = 0;
-    Extreme growth[kMaxDevices];
-    Extreme peak[kMaxDevices];
+    Extreme growth[kMaxDevices];      // exit minus entry: what a call left allocated
+    Extreme added_peak[kMaxDevices];  // peak minus entry: what a call added at its height
+    Extreme peak[kMaxDevices];        // the level at the peak, everything allocated before too
     HeldSeries held;
   };
   // to_json's members: the snapshots written, one object per region path

@@ -181,6 +181,7 @@ std::string summary_text(const OpSummary& summary, const TraceData& data,
   }
   if (!summary.regions.empty()) {
     out += "Regions\n";
+    out += pad("Name", 56, true) + pad("Count", 9, false) + pad("Total", 15, false) + "\n";
     for (const RegionStats& r : summary.regions) {
       out += pad(data.prefix + ".region::" + r.name, 56, true) +
              pad(std::to_string(r.count), 9, false) +

@@ -76,6 +76,12 @@ TEST(MemoryAccounting, EntryExitAndPeakMatchTheAllocatedSizes) {
   EXPECT_EQ(s->at("calls"), 1);
   EXPECT_EQ(s->at("devices").at("cpu").at("highest_peak_bytes"), e + 3 * kMiB);
   EXPECT_EQ(s->at("devices").at("cpu").at("largest_growth_bytes"), 256 * kKiB);
+  // What inner added at its height: its peak over its own entry (1 MiB was
+  // there before it), not the level.
+  EXPECT_EQ(s->at("devices").at("cpu").at("largest_added_at_peak_bytes"), 2 * kMiB);
+  const json* o = out.region_summary("outer");
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->at("devices").at("cpu").at("largest_added_at_peak_bytes"), 3 * kMiB);
   EXPECT_GT(out.summary.at("resident").at("hwm_bytes").get<std::int64_t>(), 0);
 }
 

@@ -104,6 +104,14 @@ TEST(OpSummary, TextAndJsonAgree) {
   EXPECT_NE(text.find("t.json.gz"), std::string::npos);
   EXPECT_LT(text.find("aten::mm"), text.find("aten::linear"));
   EXPECT_NE(text.find("[[4, 8], [8, 2]]"), std::string::npos);
+  // The regions table has its column names, as every other table does.
+  const auto regions = text.find("\nRegions\n");
+  ASSERT_NE(regions, std::string::npos) << text;
+  const auto header = text.find('\n', regions + 1) + 1;
+  const std::string header_line = text.substr(header, text.find('\n', header) - header);
+  EXPECT_EQ(header_line.rfind("Name", 0), 0u) << text;
+  EXPECT_NE(header_line.find("Count"), std::string::npos) << text;
+  EXPECT_NE(header_line.find("Total"), std::string::npos) << text;
   const json j = json::parse(summary_json(s, d, "t.json.gz"));
   EXPECT_EQ(j["rank"], 2);
   EXPECT_EQ(j["op_calls"], 5);

@@ -244,6 +244,31 @@ counts()
     assert events[("region::inner", "X", 0)] == 1  # only the call while it ran
 
 
+def test_a_graph_break_inside_a_region_runs_that_function_eagerly_with_right_spans(tmp_path):
+    # Dynamo cannot resume inside a context manager it traced: it runs the
+    # function eagerly (as for any such context manager); nothing raises and
+    # the spans are the eager ones.
+    code = """
+import torch, regiontrace
+def f(x):
+    with regiontrace.region("outer"):
+        y = torch.sin(x)
+        print("a break", flush=True)
+        with regiontrace.region("inner"):
+            z = y * 2
+    return z + 1
+run = torch.compile(f)
+x = torch.randn(8)
+for _ in range(3):
+    assert torch.allclose(run(x), f(x))
+"""
+    env = clean_env(REGIONTRACE_SINKS="timeline", REGIONTRACE_OUTPUT_DIR=tmp_path)
+    run_python(code, env=env)
+    events = summary(timeline_events(tmp_path))
+    assert events[("region::outer", "X", None)] == 6
+    assert events[("region::inner", "X", None)] == 6
+
+
 def test_dynamo_is_not_imported_by_regiontrace():
     proc = run_python("""
 import sys, regiontrace

@@ -1,6 +1,6 @@
 // activation_trace: per-tensor statistics of observed tensors (and, opt-in,
 // of every aten op's outputs) inside the selected regions, written as JSONL
-// (schema v1, record_format.hpp) for `regiontrace diff`.
+// (schema v1, activation_jsonl.hpp) for `regiontrace diff`.
 //
 // Threads: on_tensor runs on the application thread that observed the
 // tensor: it filters, computes the statistics (the tensor is only valid

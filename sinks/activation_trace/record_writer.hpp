@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "activation_record.hpp"
-#include "record_format.hpp"
+#include "activation_jsonl.hpp"
 #include "regiontrace/sdk/bounded_queue_writer.hpp"
 #include "regiontrace/sdk/line_file_writer.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "record_format.hpp"
+#include "memory_record_json.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/trace_event.hpp"
 

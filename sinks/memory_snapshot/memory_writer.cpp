@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "record_format.hpp"
+#include "memory_record_json.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "snapshot_format.hpp"
 

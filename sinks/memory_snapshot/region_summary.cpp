@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "record_format.hpp"
+#include "memory_record_json.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::memory {

@@ -21,7 +21,7 @@
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "stats_report.hpp"
 #include "textfile_exporter.hpp"
-#include "thread_registry.hpp"
+#include "thread_stats_registry.hpp"
 
 namespace regiontrace::region_stats {
 

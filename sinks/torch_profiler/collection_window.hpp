@@ -1,7 +1,7 @@
 // One collection window: a profiler session from its start to the trace file
 // it becomes (the whole run, a run of selected steps, or one schedule cycle),
 // the steps it covered and the threads that collected in it. Region spans and
-// markers wait in each thread's own buffer (thread_registry.hpp) until the
+// markers wait in each thread's own buffer (thread_states.hpp) until the
 // window finishes.
 #pragma once
 

@@ -35,7 +35,7 @@
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "session_prestart.hpp"
 #include "step_schedule.hpp"
-#include "thread_registry.hpp"
+#include "thread_states.hpp"
 #include "torch_profiler_settings.hpp"
 #include "trace_export.hpp"
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "chrome_trace_writer.hpp"
+#include "torch_trace_writer.hpp"
 #include "profiler_session.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
 #include "torch_profiler_settings.hpp"

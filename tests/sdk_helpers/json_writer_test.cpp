@@ -28,6 +28,33 @@ TEST(JsonWriter, NestsObjectsAndArraysWithCommas) {
   EXPECT_TRUE(nlohmann::json::accept(out));
 }
 
+// A document for people: a line per item down to the depth asked, deeper
+// containers on their parent's line, empty ones as [] and {}.
+TEST(JsonWriter, LinesToDepthPutsEachShallowItemOnItsOwnLine) {
+  std::string out;
+  json::Writer w(out);
+  w.lines_to_depth(2);
+  w.begin_object().field("rank", 0);
+  w.key("sinks").begin_array().value("timeline").value("region_stats").end_array();
+  w.key("none").begin_array().end_array();
+  w.key("values").begin_object();
+  w.key("a").begin_object().field("value", 1).field("source", "default").end_object();
+  w.end_object().end_object();
+  EXPECT_EQ(out,
+            "{\n"
+            "  \"rank\":0,\n"
+            "  \"sinks\":[\n"
+            "    \"timeline\",\n"
+            "    \"region_stats\"\n"
+            "  ],\n"
+            "  \"none\":[],\n"
+            "  \"values\":{\n"
+            "    \"a\":{\"value\":1,\"source\":\"default\"}\n"
+            "  }\n"
+            "}");
+  EXPECT_TRUE(nlohmann::json::accept(out));
+}
+
 TEST(JsonWriter, EscapesWhatJsonRequires) {
   std::string out;
   json::Writer w(out);

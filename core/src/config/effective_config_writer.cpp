@@ -6,26 +6,24 @@
 namespace regiontrace::detail {
 namespace {
 
-void append_value(std::string& out, const EffectiveValue& v) {
+void write_value(json::Writer& w, const EffectiveValue& v) {
   auto scalar = [&](const std::string& s) {
     if (v.type == KeyType::kBool) {
-      out += s == "true" ? "true" : "false";
+      w.value(s == "true");
     } else if (v.type == KeyType::kInt || v.type == KeyType::kIntList ||
                v.type == KeyType::kDouble) {
-      out += s.empty() ? "null" : s;
+      // Numbers as the configuration spelled them (already validated).
+      s.empty() ? w.value(nullptr) : w.raw_value(s);
     } else {
-      json::append_escaped(out, s);
+      w.value(s);
     }
   };
   if (v.type == KeyType::kStringList || v.type == KeyType::kIntList) {
-    out += '[';
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      if (i != 0) out += ", ";
-      scalar(v.items[i]);
-    }
-    out += ']';
+    w.begin_array();
+    for (const std::string& item : v.items) scalar(item);
+    w.end_array();
   } else if (v.items.empty()) {
-    out += "null";
+    w.value(nullptr);
   } else {
     scalar(v.items[0]);
   }
@@ -34,49 +32,43 @@ void append_value(std::string& out, const EffectiveValue& v) {
 }  // namespace
 
 std::string effective_config_json(const EffectiveConfig& config) {
-  std::string out = "{\n  \"rank\": " + std::to_string(config.rank.rank) +
-                    ",\n  \"local_rank\": " + std::to_string(config.rank.local_rank) +
-                    ",\n  \"world_size\": " + std::to_string(config.rank.world_size) +
-                    ",\n  \"pid\": " + std::to_string(config.pid) + ",\n  \"host\": ";
-  json::append_escaped(out, config.host);
-  out += ",\n  \"job_id\": ";
-  json::append_escaped(out, config.rank.job_id);
+  std::string out;
+  json::Writer w(out);
+  // Read by people (`regiontrace check --json`, the snapshot beside the
+  // outputs): a line per member and per configuration key.
+  w.lines_to_depth(2);
+  w.begin_object()
+      .field("rank", config.rank.rank)
+      .field("local_rank", config.rank.local_rank)
+      .field("world_size", config.rank.world_size)
+      .field("pid", config.pid)
+      .field("host", config.host)
+      .field("job_id", config.rank.job_id);
   if (config.clock_start) {
-    out += ",\n  \"clockSync\": {\"start\": ";
-    sdk::clock_sync::append_pair(out, *config.clock_start);
-    out += ", \"end\": ";
+    w.key("clockSync").begin_object().key("start");
+    sdk::clock_sync::write_pair(w, *config.clock_start);
+    w.key("end");
     if (config.clock_end) {
-      sdk::clock_sync::append_pair(out, *config.clock_end);
+      sdk::clock_sync::write_pair(w, *config.clock_end);
     } else {
-      out += "null";
+      w.value(nullptr);
     }
-    out += '}';
+    w.end_object();
   }
-  out += ",\n  \"profiles\": [";
-  for (std::size_t i = 0; i < config.profiles.size(); ++i) {
-    if (i != 0) out += ", ";
-    json::append_escaped(out, config.profiles[i]);
-  }
-  out += "],\n  \"sinks\": [";
-  bool first = true;
+  w.key("profiles").begin_array();
+  for (const std::string& profile : config.profiles) w.value(profile);
+  w.end_array().key("sinks").begin_array();
   for (const SinkSettings& s : config.sinks) {
-    if (!s.enabled) continue;
-    if (!first) out += ", ";
-    first = false;
-    json::append_escaped(out, s.name);
+    if (s.enabled) w.value(s.name);
   }
-  out += "],\n  \"values\": {";
-  for (std::size_t i = 0; i < config.values.size(); ++i) {
-    const EffectiveValue& v = config.values[i];
-    out += i == 0 ? "\n    " : ",\n    ";
-    json::append_escaped(out, v.key);
-    out += ": {\"value\": ";
-    append_value(out, v);
-    out += ", \"source\": ";
-    json::append_escaped(out, v.source);
-    out += '}';
+  w.end_array().key("values").begin_object();
+  for (const EffectiveValue& v : config.values) {
+    w.key(v.key).begin_object().key("value");
+    write_value(w, v);
+    w.field("source", v.source).end_object();
   }
-  out += "\n  }\n}\n";
+  w.end_object().end_object();
+  out += '\n';
   return out;
 }
 

@@ -19,7 +19,7 @@
 
 #include "activation_record.hpp"
 #include "ratio_reporter.hpp"
-#include "record_format.hpp"
+#include "activation_jsonl.hpp"
 #include "record_writer.hpp"
 
 namespace regiontrace::activation {

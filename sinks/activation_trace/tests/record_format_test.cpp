@@ -5,7 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "record_format.hpp"
+#include "activation_jsonl.hpp"
 
 namespace regiontrace::activation {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "number_text.hpp"
-#include "record_format.hpp"
+#include "activation_jsonl.hpp"
 
 namespace regiontrace::activation {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "record_format.hpp"
+#include "memory_record_json.hpp"
 #include "snapshot_format.hpp"
 
 namespace regiontrace::memory {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "path_summary.hpp"
-#include "thread_registry.hpp"
+#include "thread_stats_registry.hpp"
 
 namespace regiontrace::region_stats {
 namespace {

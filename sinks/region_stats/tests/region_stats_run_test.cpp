@@ -13,7 +13,7 @@
 #include "log_histogram.hpp"
 #include "stats_test_support.hpp"
 #include "test_support.hpp"
-#include "thread_registry.hpp"
+#include "thread_stats_registry.hpp"
 
 namespace regiontrace::region_stats::test {
 namespace {

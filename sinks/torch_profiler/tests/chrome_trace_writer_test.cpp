@@ -1,4 +1,4 @@
-#include "chrome_trace_writer.hpp"
+#include "torch_trace_writer.hpp"
 #include "op_summary.hpp"
 
 #include <gtest/gtest.h>

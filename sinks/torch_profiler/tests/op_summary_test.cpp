@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "chrome_trace_writer.hpp"
+#include "torch_trace_writer.hpp"
 #include "test_support.hpp"
 #include "trace_file.hpp"
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "record_format.hpp"
+#include "call_record_json.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::nvtx_record {

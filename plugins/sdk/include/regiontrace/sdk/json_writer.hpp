@@ -163,6 +163,15 @@ class Writer {
 
   std::string& out() { return out_; }
 
+  // For a document people read (a configuration snapshot): the items of
+  // the containers nested up to `depth` levels deep each start a line,
+  // indented two spaces a level; deeper ones stay on their parent's line.
+  // 0 (the default) writes everything on one line.
+  Writer& lines_to_depth(unsigned depth) {
+    line_depth_ = depth;
+    return *this;
+  }
+
  private:
   void separate() {
     if (after_key_) {
@@ -173,7 +182,12 @@ class Writer {
       const std::uint64_t bit = std::uint64_t{1} << (depth_ - 1);
       if (has_item_ & bit) out_ += ',';
       has_item_ |= bit;
+      if (depth_ <= line_depth_) new_line(depth_);
     }
+  }
+  void new_line(unsigned indent) {
+    out_ += '\n';
+    out_.append(2 * indent, ' ');
   }
   void open(char c) {
     separate();
@@ -182,6 +196,9 @@ class Writer {
     has_item_ &= ~(std::uint64_t{1} << (depth_ - 1));
   }
   void close(char c) {
+    if (depth_ > 0 && depth_ <= line_depth_ && (has_item_ & (std::uint64_t{1} << (depth_ - 1)))) {
+      new_line(depth_ - 1);
+    }
     out_ += c;
     if (depth_ > 0) --depth_;
   }
@@ -190,6 +207,7 @@ class Writer {
   unsigned depth_ = 0;
   std::uint64_t has_item_ = 0;  // bit d-1: the level-d container has an item
   bool after_key_ = false;
+  unsigned line_depth_ = 0;
 };
 
 }  // namespace regiontrace::json

@@ -1,4 +1,4 @@
-#include "record_format.hpp"
+#include "activation_jsonl.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "record_format.hpp"
+#include "call_record_json.hpp"
 
 #include <nvtx3/nvToolsExt.h>
 

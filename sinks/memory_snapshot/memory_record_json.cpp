@@ -1,4 +1,4 @@
-#include "record_format.hpp"
+#include "memory_record_json.hpp"
 
 #include <charconv>
 #include <cstring>

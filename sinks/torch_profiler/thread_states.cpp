@@ -1,4 +1,4 @@
-#include "thread_registry.hpp"
+#include "thread_states.hpp"
 
 #include <pthread.h>
 #include <sys/syscall.h>

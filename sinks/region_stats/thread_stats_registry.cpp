@@ -1,4 +1,4 @@
-#include "thread_registry.hpp"
+#include "thread_stats_registry.hpp"
 
 #include <unistd.h>
 

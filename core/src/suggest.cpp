@@ -2,28 +2,15 @@
 
 #include <algorithm>
 
-namespace regiontrace::detail {
+#include "regiontrace/sdk/text_format.hpp"
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
+namespace regiontrace::detail {
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const std::string& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
+    const std::size_t d = sdk::text::edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;
       best = c;

@@ -9,7 +9,6 @@
 
 namespace regiontrace::detail {
 
-REGIONTRACE_INTERNAL std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word`, or "" when none is close enough to be a
 // plausible typo.
 REGIONTRACE_INTERNAL std::string closest_match(std::string_view word,

@@ -8,8 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include "regiontrace/sdk/text_format.hpp"
+
 namespace regiontrace::region_stats {
 namespace {
+
+namespace text = sdk::text;
+using text::padded;
+using text::right;
 
 struct Row {
   std::string label;
@@ -91,15 +97,6 @@ void indented_rows(const std::vector<PathSummary>& regions, std::vector<Row>& ro
   for (const PathSummary* r : roots) walk(r, 0, true);
 }
 
-std::string padded(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-std::string right(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
-
 // A region's total as a share of the sink's wall time. Threads add up: with
 // several threads a region can hold more than 100 %.
 std::string percent_of(std::int64_t ns, std::int64_t wall_ns) {
@@ -110,20 +107,6 @@ std::string percent_of(std::int64_t ns, std::int64_t wall_ns) {
 }
 
 }  // namespace
-
-std::string format_duration(std::int64_t ns) {
-  char buf[32];
-  if (ns < 1000) {
-    std::snprintf(buf, sizeof(buf), "%lld ns", static_cast<long long>(ns));
-  } else if (ns < 1000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f us", static_cast<double>(ns) / 1e3);
-  } else if (ns < 1000000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f ms", static_cast<double>(ns) / 1e6);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(ns) / 1e9);
-  }
-  return buf;
-}
 
 std::string stats_table(const StatsReport& report, TablePaths paths) {
   std::vector<Row> rows;
@@ -143,7 +126,7 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
       (report.threads_folded == 0 ? std::string()
                                   : " (" + std::to_string(report.threads_folded) +
                                         " finished ones folded into the totals)") +
-      ", wall " + format_duration(report.wall_ns) + " (percentiles within " + pct + " %)\n";
+      ", wall " + text::duration(report.wall_ns) + " (percentiles within " + pct + " %)\n";
   if (rows.empty()) {
     out += "  no region ended while the sink ran\n";
     return out;
@@ -157,12 +140,12 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
   for (const Row& r : rows) {
     const PathSummary& s = *r.summary;
     out += "  " + padded(r.label, width) + right(std::to_string(s.totals.count), 9) +
-           right(format_duration(s.totals.total_ns), 11) +
+           right(text::duration(s.totals.total_ns), 11) +
            right(percent_of(s.totals.total_ns, report.wall_ns), 8);
     for (std::int64_t v :
          {s.totals.self_ns, s.totals.mean_ns(), s.totals.min_or_zero(), s.totals.max_ns,
           s.percentile(0.5), s.percentile(0.9), s.percentile(0.99)}) {
-      out += right(format_duration(v), 11);
+      out += right(text::duration(v), 11);
     }
     out += '\n';
   }

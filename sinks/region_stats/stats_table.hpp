@@ -10,8 +10,6 @@
 
 namespace regiontrace::region_stats {
 
-// "812 ns", "3.20 us", "2.05 ms", "1.234 s": the layout regiontrace-nvtx-record uses.
-std::string format_duration(std::int64_t ns);
 std::string stats_table(const StatsReport& report, TablePaths paths);
 
 }  // namespace regiontrace::region_stats

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 #include "slice_times.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -24,11 +25,7 @@ std::vector<OpStats> sorted(std::map<Key, OpStats>& table, bool by_self) {
   return v;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
+using sdk::text::fixed;
 
 std::string pad(std::string s, std::size_t width, bool left) {
   if (s.size() > width) s = s.substr(0, width - 3) + "...";

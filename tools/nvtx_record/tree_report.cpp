@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 
 namespace regiontrace::nvtx_record {
 namespace {
@@ -23,14 +24,8 @@ std::size_t name_width(const RangeNode& node, std::size_t indent) {
   return w;
 }
 
-std::string padded(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
-
-std::string right(const std::string& s, std::size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
+using sdk::text::padded;
+using sdk::text::right;
 
 void append_rows(std::string& out, const RangeNode& node, std::size_t indent, std::size_t width) {
   for (const auto& c : node.children) {
@@ -41,10 +36,10 @@ void append_rows(std::string& out, const RangeNode& node, std::size_t indent, st
       out += "  mark\n";
       continue;
     }
-    out += right(format_duration(c->total_ns), 12);
-    out += right(format_duration(c->total_ns / static_cast<std::int64_t>(c->count)), 12);
-    out += right(format_duration(c->min_ns), 12);
-    out += right(format_duration(c->max_ns), 12);
+    out += right(sdk::text::duration(c->total_ns), 12);
+    out += right(sdk::text::duration(c->total_ns / static_cast<std::int64_t>(c->count)), 12);
+    out += right(sdk::text::duration(c->min_ns), 12);
+    out += right(sdk::text::duration(c->max_ns), 12);
     if (c->open != 0) out += "  (" + std::to_string(c->open) + " still open at exit)";
     out += '\n';
     append_rows(out, *c, indent + 2, width);
@@ -88,20 +83,6 @@ void write_children(json::Writer& w, const RangeNode& parent) {
 }
 
 }  // namespace
-
-std::string format_duration(std::int64_t ns) {
-  char buf[32];
-  if (ns < 1000) {
-    std::snprintf(buf, sizeof(buf), "%lld ns", static_cast<long long>(ns));
-  } else if (ns < 1000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f us", static_cast<double>(ns) / 1e3);
-  } else if (ns < 1000000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f ms", static_cast<double>(ns) / 1e6);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(ns) / 1e9);
-  }
-  return buf;
-}
 
 std::string text_report(const RangeForest& forest) {
   std::string out;

@@ -11,7 +11,5 @@ namespace regiontrace::nvtx_record {
 
 std::string text_report(const RangeForest& forest);
 std::string json_report(const RangeForest& forest);
-// "850 ns", "12.40 us", "3.21 ms", "1.250 s".
-std::string format_duration(std::int64_t ns);
 
 }  // namespace regiontrace::nvtx_record

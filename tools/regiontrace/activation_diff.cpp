@@ -1,4 +1,5 @@
 #include "activation_diff.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -78,21 +79,8 @@ std::string strip_quotes(std::string_view text) {
   return std::string(text);
 }
 
-// Levenshtein distance, for suggesting the name a module has on the other side.
-std::size_t edit_distance(std::string_view x, std::string_view y) {
-  std::vector<std::size_t> row(y.size() + 1);
-  for (std::size_t j = 0; j <= y.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= x.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= y.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (x[i - 1] != y[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[y.size()];
-}
+// For suggesting the name a module has on the other side.
+using sdk::text::edit_distance;
 
 std::vector<std::string> components(const std::string& name) {
   std::vector<std::string> out;

@@ -1,17 +1,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "regiontrace/sdk/text_format.hpp"
 #include "report_output.hpp"
 #include "text_table.hpp"
 
 namespace regiontrace::cli {
 namespace {
 
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
-  return buf;
-}
+using sdk::text::fixed;
 
 std::string mib(double bytes) {
   return fixed(bytes / (1024.0 * 1024.0), 1);

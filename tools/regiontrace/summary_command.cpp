@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "region_spelling.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 #include "step_cut.hpp"
 #include "text_table.hpp"
 #include "trace_event_stream.hpp"
@@ -40,11 +41,7 @@ void order(std::vector<SpanTotals>& rows, bool by_self) {
   });
 }
 
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
-  return buf;
-}
+using sdk::text::fixed;
 
 double sum_self(const std::vector<SpanTotals>& rows) {
   double sum = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "path_summary.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 #include "stats_report.hpp"
 #include "stats_table.hpp"
 
@@ -174,9 +175,9 @@ TEST(StatsTable, IndentsChildrenUnderParentsOrPrintsFullPaths) {
   EXPECT_NE(indented.find("3.00 us"), std::string::npos) << indented;  // outer self
   const std::string full = stats_table(report, TablePaths::kFull);
   EXPECT_NE(full.find("\n  outer/inner "), std::string::npos) << full;
-  EXPECT_EQ(format_duration(812), "812 ns");
-  EXPECT_EQ(format_duration(2050000), "2.05 ms");
-  EXPECT_EQ(format_duration(1234000000), "1.234 s");
+  EXPECT_EQ(sdk::text::duration(812), "812 ns");
+  EXPECT_EQ(sdk::text::duration(2050000), "2.05 ms");
+  EXPECT_EQ(sdk::text::duration(1234000000), "1.234 s");
 }
 
 // Numbered siblings read in their numbers' order, at the place of the

@@ -2,8 +2,8 @@
 
 Dynamo cannot trace into the C `region` type, so in a compiled function a
 region used to break the graph in two (or fail under fullgraph=True). Here
-each of those calls has a polyfill Dynamo traces instead
-(torch.compiler.substitute_in_graph); the eager path is untouched and keeps
+each of those calls has a polyfill Dynamo traces instead (Dynamo's
+substitute_in_graph); the eager path is untouched and keeps
 its cost. A polyfill puts one operator of the `regiontrace` library into the
 graph, which calls the same dispatcher as eager code when the compiled
 program runs: on every call, not once while tracing.
@@ -67,8 +67,20 @@ def _no_value(*args):
 _library = None
 
 
+def _defined_elsewhere():
+    # Another copy of this package in the process (a build tree and an
+    # installed one) defined them first: the dispatcher keeps one namespace.
+    try:
+        torch.ops.regiontrace.region_enter.default
+        return True
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def _define_ops():
     global _library
+    if _defined_elsewhere():
+        return
     _library = torch.library.Library("regiontrace", "DEF")
     for name, (schema, kernel) in _OPS.items():
         _library.define(schema)

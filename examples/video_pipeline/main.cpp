@@ -173,7 +173,8 @@ std::string how_to_open(const std::string& name) {
   if (ends(".summary.txt")) return "op summary, sorted by self time";
   if (ends(".summary.json")) return "op summary as JSON";
   if (starts("torch_trace")) return "torch profiler trace: open in https://ui.perfetto.dev";
-  if (starts("activations")) return "tensor statistics: regiontrace diff PORT.jsonl REFERENCE.jsonl";
+  if (starts("activations"))
+    return "tensor statistics: regiontrace diff PORT.jsonl REFERENCE.jsonl";
   if (starts("memory_trace")) return "memory counters: open in https://ui.perfetto.dev";
   if (starts("memory_summary")) return "peaks per region and leak suspects";
   if (starts("memory_snapshot")) return "live allocations grouped by region";

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "activation_record.hpp"
 #include "activation_jsonl.hpp"
+#include "activation_record.hpp"
 #include "regiontrace/sdk/bounded_queue_writer.hpp"
 #include "regiontrace/sdk/line_file_writer.hpp"
 

@@ -9,10 +9,10 @@
 #include <map>
 #include <string>
 
-#include "torch_trace_writer.hpp"
 #include "profiler_session.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
 #include "torch_profiler_settings.hpp"
+#include "torch_trace_writer.hpp"
 #include "trace_model.hpp"
 
 namespace regiontrace::torch_profiler {

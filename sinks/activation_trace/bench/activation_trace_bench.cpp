@@ -17,9 +17,9 @@
 #include <map>
 #include <string>
 
+#include "activation_jsonl.hpp"
 #include "activation_record.hpp"
 #include "ratio_reporter.hpp"
-#include "activation_jsonl.hpp"
 #include "record_writer.hpp"
 
 namespace regiontrace::activation {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "number_text.hpp"
 #include "activation_jsonl.hpp"
+#include "number_text.hpp"
 
 namespace regiontrace::activation {
 namespace {

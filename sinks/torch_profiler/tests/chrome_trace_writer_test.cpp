@@ -1,5 +1,5 @@
-#include "torch_trace_writer.hpp"
 #include "op_summary.hpp"
+#include "torch_trace_writer.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>

@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "torch_trace_writer.hpp"
 #include "test_support.hpp"
+#include "torch_trace_writer.hpp"
 #include "trace_file.hpp"
 
 namespace regiontrace::torch_profiler {

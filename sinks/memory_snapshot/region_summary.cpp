@@ -7,6 +7,7 @@
 
 #include "memory_record_json.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/text_format.hpp"
 
 namespace regiontrace::memory {
 
@@ -221,7 +222,8 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
     if (paths_[i].calls == 0) continue;
     order.push_back(i);
     max_path = std::max<std::int64_t>(
-        max_path, static_cast<std::int64_t>(paths.path(static_cast<int>(i)).size()));
+        max_path, static_cast<std::int64_t>(
+                      sdk::text::terminal_text(paths.path(static_cast<int>(i))).size()));
   }
   // Most added first: the level at the peak counts everything allocated
   // before the region too (every block of a model shows the same level),
@@ -247,14 +249,15 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
   for (std::size_t i : order) {
     const PathStats& p = paths_[i];
     if (p.unmeasured == p.calls) {
-      const std::string& name = paths.path(static_cast<int>(i));
+      const std::string name = sdk::text::terminal_text(paths.path(static_cast<int>(i)));
       std::snprintf(line, sizeof(line), "%-*s %8s %s\n", width, name.c_str(),
                     std::to_string(p.calls).c_str(), why.c_str());
       out += line;
       continue;
     }
     some_partial = some_partial || p.stood_aside > 0;
-    const std::string name = paths.path(static_cast<int>(i)) + (p.stood_aside > 0 ? "*" : "");
+    const std::string name =
+        sdk::text::terminal_text(paths.path(static_cast<int>(i))) + (p.stood_aside > 0 ? "*" : "");
     bool first = true;
     for_each_device(p.devices, [&](int d) {
       std::snprintf(line, sizeof(line), "%-*s %8s %-8s %14s %14s %14s %12s\n", width,

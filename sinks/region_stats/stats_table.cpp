@@ -86,7 +86,7 @@ void indented_rows(const std::vector<PathSummary>& regions, std::vector<Row>& ro
     std::map<std::string, std::vector<const PathSummary*>>& children;
     std::vector<Row>& rows;
     void operator()(const PathSummary* p, std::size_t indent, bool full) {
-      rows.push_back({std::string(indent, ' ') + (full ? p->path : p->name), p});
+      rows.push_back({std::string(indent, ' ') + text::terminal_text(full ? p->path : p->name), p});
       auto it = children.find(p->path);
       if (it == children.end()) return;
       for (const PathSummary* c : it->second) (*this)(c, indent + 2, false);
@@ -113,7 +113,7 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
   if (paths == TablePaths::kIndented) {
     indented_rows(report.regions, rows);
   } else {
-    for (const PathSummary& p : report.regions) rows.push_back({p.path, &p});
+    for (const PathSummary& p : report.regions) rows.push_back({text::terminal_text(p.path), &p});
   }
   std::size_t width = 6;
   for (const Row& r : rows) width = std::max(width, r.label.size());

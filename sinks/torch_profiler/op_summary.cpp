@@ -37,7 +37,7 @@ void table(std::string& out, const std::string& title, const std::vector<OpStats
            std::int64_t total_self, bool shapes, std::size_t max_rows) {
   std::size_t name_w = 4;
   for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
-    name_w = std::max(name_w, rows[i].name.size());
+    name_w = std::max(name_w, sdk::text::terminal_text(rows[i].name).size());
   }
   name_w = std::min<std::size_t>(name_w, 56);
   out += title + "\n";
@@ -48,9 +48,9 @@ void table(std::string& out, const std::string& title, const std::vector<OpStats
     const OpStats& r = rows[i];
     const double pct = total_self > 0 ? 100.0 * static_cast<double>(r.self_ns) / total_self : 0.0;
     out +=
-        pad(r.name, name_w, true) + pad(std::to_string(r.calls), 9, false) +
-        pad(fixed(r.self_ns / 1e6, 3), 12, false) + pad(fixed(pct, 1) + "%", 9, false) +
-        pad(fixed(r.total_ns / 1e6, 3), 12, false) +
+        pad(sdk::text::terminal_text(r.name), name_w, true) +
+        pad(std::to_string(r.calls), 9, false) + pad(fixed(r.self_ns / 1e6, 3), 12, false) +
+        pad(fixed(pct, 1) + "%", 9, false) + pad(fixed(r.total_ns / 1e6, 3), 12, false) +
         pad(fixed(r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0, 2), 11, false) +
         pad(std::to_string(r.flops), 16, false) + (shapes ? "  " + r.input_shapes : "") + "\n";
   }
@@ -180,7 +180,7 @@ std::string summary_text(const OpSummary& summary, const TraceData& data,
     out += "Regions\n";
     out += pad("Name", 56, true) + pad("Count", 9, false) + pad("Total", 15, false) + "\n";
     for (const RegionStats& r : summary.regions) {
-      out += pad(data.prefix + ".region::" + r.name, 56, true) +
+      out += pad(sdk::text::terminal_text(data.prefix + ".region::" + r.name), 56, true) +
              pad(std::to_string(r.count), 9, false) +
              pad(fixed(r.total_ns / 1e6, 3) + " ms", 15, false) + "\n";
     }

@@ -18,7 +18,7 @@ std::string domain_label(const std::string& domain) {
 std::size_t name_width(const RangeNode& node, std::size_t indent) {
   std::size_t w = 0;
   for (const auto& c : node.children) {
-    w = std::max(w, indent + c->name.size() + (c->is_mark ? 2 : 0));
+    w = std::max(w, indent + sdk::text::terminal_text(c->name).size() + (c->is_mark ? 2 : 0));
     w = std::max(w, name_width(*c, indent + 2));
   }
   return w;
@@ -29,7 +29,8 @@ using sdk::text::right;
 
 void append_rows(std::string& out, const RangeNode& node, std::size_t indent, std::size_t width) {
   for (const auto& c : node.children) {
-    const std::string label = std::string(indent, ' ') + (c->is_mark ? "* " : "") + c->name;
+    const std::string label =
+        std::string(indent, ' ') + (c->is_mark ? "* " : "") + sdk::text::terminal_text(c->name);
     out += "  " + padded(label, width);
     out += right(std::to_string(c->count), 8);
     if (c->is_mark) {

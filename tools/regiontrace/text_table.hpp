@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "regiontrace/sdk/text_format.hpp"
+
 namespace regiontrace::cli {
 
 class TextTable {
@@ -26,10 +28,9 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// `text` safe to print to a terminal: control characters (ESC, CR, NUL...)
-// written as escapes (\\e, \\r, \\x00), so a name from a trace cannot move
-// the cursor, recolour or hide what follows it. Tables apply it to every cell.
-std::string terminal_text(std::string_view text);
+// Control characters as escapes (sdk/text_format.hpp); tables apply it to
+// every cell.
+using sdk::text::terminal_text;
 
 // Shortest text that reads back as the same double; NaN and infinities by name.
 std::string format_number(double value);

@@ -180,6 +180,22 @@ TEST(StatsTable, IndentsChildrenUnderParentsOrPrintsFullPaths) {
   EXPECT_EQ(sdk::text::duration(1234000000), "1.234 s");
 }
 
+// A region name is the application's text: an escape sequence in it is
+// printed as an escape, not sent to the terminal.
+TEST(StatsTable, ControlCharactersInNamesAreEscaped) {
+  ThreadStats s(1, {}, 0);
+  Feeder f{s};
+  f.begin(1, "red\x1b[31m\nx", "red\x1b[31m\nx", 0, 1000);
+  f.end(1, "red\x1b[31m\nx", "red\x1b[31m\nx", 0, 1000, 2000);
+  StatsReport report = build_report(s.snapshot());
+  report.wall_ns = 1000;
+  for (const TablePaths paths : {TablePaths::kIndented, TablePaths::kFull}) {
+    const std::string table = stats_table(report, paths);
+    EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+    EXPECT_NE(table.find("red\\e[31m\\nx "), std::string::npos) << table;
+  }
+}
+
 // Numbered siblings read in their numbers' order, at the place of the
 // largest one; other siblings still by total. Each row says its share of
 // the wall time.

@@ -1,6 +1,7 @@
 // The few pieces every table regiontrace prints is made of, written once:
-// fixed-point numbers, durations with their unit, padding into columns, and
-// the edit distance behind "did you mean" (a key, a sink, a module name).
+// fixed-point numbers, durations with their unit, padding into columns,
+// names made safe for a terminal, and the edit distance behind "did you
+// mean" (a key, a sink, a module name).
 // Header-only, not part of the plugin ABI: nothing here crosses the boundary.
 #pragma once
 
@@ -46,6 +47,41 @@ inline std::string padded(std::string s, std::size_t width) {
 // `s` right-aligned in `width` columns (longer text is kept whole).
 inline std::string right(const std::string& s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+// `text` safe to print to a terminal: control characters (ESC, CR, NUL...)
+// written as escapes (\e, \r, \x00), so a region or op name cannot move the
+// cursor, recolour or hide what follows it. Every table applies it to names.
+inline std::string terminal_text(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+      continue;
+    }
+    switch (c) {
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case 0x1b:
+        out += "\\e";
+        break;
+      default:
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 // Levenshtein distance: insertions, deletions and substitutions of bytes.

@@ -1,4 +1,4 @@
-"""Regions, marks, steps and observe() inside torch.compile'd code.
+"""Regions, marks, snapshots, steps and observe() inside torch.compile'd code.
 
 Dynamo cannot trace into the C `region` type, so in a compiled function a
 region used to break the graph in two (or fail under fullgraph=True). Here
@@ -34,7 +34,7 @@ import torch
 from . import _regiontrace
 
 # The boundary operators, by what they do at run time.
-_BOUNDARIES = ("region_enter", "region_exit", "mark", "set_step", "advance_step")
+_BOUNDARIES = ("region_enter", "region_exit", "mark", "snapshot", "set_step", "advance_step")
 
 
 # name: (schema, run-time kernel). Defined with torch.library.Library
@@ -47,6 +47,8 @@ _OPS = {
                     lambda name, before: _regiontrace._compiled_exit()),
     "mark": ("mark(str name, Tensor[] before) -> ()",
              lambda name, before: _regiontrace.mark(name)),
+    "snapshot": ("snapshot(str reason, Tensor[] before) -> ()",
+                 lambda reason, before: _regiontrace.snapshot(reason)),
     "set_step": ("set_step(SymInt step, Tensor[] before) -> ()",
                  lambda step, before: _regiontrace.set_step(int(step))),
     "advance_step": ("advance_step(Tensor[] before) -> ()", lambda before: _advance_step()),
@@ -162,6 +164,10 @@ def _at_mark(ctx):
     _add_boundary(ctx, "mark", _constant(ctx, "name"))
 
 
+def _at_snapshot(ctx):
+    _add_boundary(ctx, "snapshot", _constant(ctx, "reason"))
+
+
 def _at_advance_step(ctx):
     _add_boundary(ctx, "advance_step")
 
@@ -206,6 +212,11 @@ def _traced_mark(name):
     comptime(_at_mark)
 
 
+def _traced_snapshot(reason):
+    from torch._dynamo.comptime import comptime
+    comptime(_at_snapshot)
+
+
 def _traced_observe(label, value):
     _observe_nest(label, value, 0)
 
@@ -224,6 +235,7 @@ def _polyfills():
     substitute_in_graph(_regiontrace.region, is_embedded_type=True,
                         skip_signature_check=True)(_traced_region)
     substitute_in_graph(_regiontrace.mark, skip_signature_check=True)(_traced_mark)
+    substitute_in_graph(_regiontrace.snapshot, skip_signature_check=True)(_traced_snapshot)
     if hasattr(_regiontrace, "observe"):
         substitute_in_graph(_regiontrace.observe, skip_signature_check=True)(_traced_observe)
         substitute_in_graph(_regiontrace.tensors_wanted,

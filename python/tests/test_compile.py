@@ -269,6 +269,28 @@ for _ in range(3):
     assert events[("region::inner", "X", None)] == 6
 
 
+def test_a_snapshot_in_compiled_code_is_taken_at_every_call(tmp_path):
+    code = """
+import torch, regiontrace
+import torch._dynamo.utils as dynamo_utils
+def f(x):
+    y = torch.sin(x)
+    regiontrace.snapshot("inside")
+    return y * 2
+run = torch.compile(f, fullgraph=True, backend="aot_eager")
+x = torch.randn(8)
+for _ in range(3):
+    run(x)
+print("BREAKS", sum(dynamo_utils.counters["graph_break"].values()))
+"""
+    env = clean_env(REGIONTRACE_SINKS="memory_snapshot", REGIONTRACE_OUTPUT_DIR=tmp_path)
+    proc = run_python(code, env=env)
+    assert "BREAKS 0" in proc.stdout
+    with open(one_file(str(tmp_path / "memory_summary_*.json"))) as f:
+        written = json.load(f)["snapshots"]["written"]
+    assert [s["reason"] for s in written] == ["inside"] * 3
+
+
 def test_dynamo_is_not_imported_by_regiontrace():
     proc = run_python("""
 import sys, regiontrace

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "host_name.hpp"
 #include "op_summary.hpp"
+#include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "slice_times.hpp"
 
@@ -72,7 +72,7 @@ std::string fastvideo_trace_base(const std::string& dir, long pid, int attempt) 
                   attempt;
   std::string base = dir;
   if (!base.empty() && base.back() != '/') base += '/';
-  return base + host_name() + "_" + std::to_string(pid) + "." + std::to_string(ns);
+  return base + sdk::clock_sync::host_name() + "_" + std::to_string(pid) + "." + std::to_string(ns);
 }
 
 std::string fastvideo_summary_stem(const std::string& dir, int rank) {
@@ -82,7 +82,7 @@ std::string fastvideo_summary_stem(const std::string& dir, int rank) {
 }
 
 bool is_own_fastvideo_trace(const std::string& file_name, long pid) {
-  const std::string worker = host_name() + "_" + std::to_string(pid) + ".";
+  const std::string worker = sdk::clock_sync::host_name() + "_" + std::to_string(pid) + ".";
   if (file_name.rfind(worker, 0) != 0) return false;
   // Never destroyed: keep_last runs from the host's exit handler too.
   static const std::regex* rest = new std::regex(R"([0-9]+\.pt\.trace\.json(\.gz)?)");

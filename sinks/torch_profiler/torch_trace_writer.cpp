@@ -8,7 +8,6 @@
 #include <set>
 #include <vector>
 
-#include "host_name.hpp"
 #include "regiontrace/sdk/chrome_trace_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
@@ -322,7 +321,7 @@ void write_kineto_metadata(json::Writer& w, const TraceData& data) {
   json::append_int(distributed, data.world_size);
   distributed += '}';
   w.field("trace_id", trace_id()).key("distributedInfo").raw_value(distributed);
-  w.field("host_name", host_name());
+  w.field("host_name", sdk::clock_sync::host_name());
 }
 
 // The trace's "regiontrace" member: the members every sink writes (sink,

@@ -88,6 +88,8 @@ inline std::string cpu_list() {
   return out;
 }
 
+// The machine's name, as Kineto writes it into a trace's "host_name" and
+// torch.profiler's tensorboard_trace_handler into a trace file's name.
 inline std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return {};

@@ -16,6 +16,9 @@ def _run(program):
 
 
 def regiontrace():
+    # `regiontrace view` runs its server (view.py) in a Python: this one, the
+    # interpreter this package and its UI package were installed into.
+    os.environ.setdefault("REGIONTRACE_PYTHON", sys.executable)
     _run("regiontrace")
 
 

@@ -82,7 +82,11 @@ int main(int argc, char** argv) {
       {
           {"BM_NvtxRawNoTool", "", 0, 0},
           {"BM_RecordUserScopeNoProfiler", "", 0, 0},
+          {"BM_NvtxPushPopNoTool", "", 0, 0},
           {"BM_RegionDisabled", "BM_NvtxRawNoTool", 1.0, 0},
+          // RT_REGION as users write it, no dearer than the NVTX pair they
+          // would write instead
+          {"BM_RegionDisabled", "BM_NvtxPushPopNoTool", 0, 1.0},
           {"BM_RegionConfiguredNotRouted", "BM_NvtxRawNoTool", 5.0, 0},
           {"BM_RegionOneNoOpSink", "BM_RecordUserScopeNoProfiler", 25.0, 0},
           // and cheaper than libtorch's own annotation with nobody listening

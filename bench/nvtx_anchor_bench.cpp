@@ -24,4 +24,17 @@ void BM_NvtxRawNoTool(benchmark::State& state) {
 }
 BENCHMARK(BM_NvtxRawNoTool);
 
+// The pair as most code writes it: nvtxRangePushA with a literal, in the
+// default domain. With no tool each call is a load of NVTX's function pointer
+// and a branch, the floor RT_REGION is held to.
+void BM_NvtxPushPopNoTool(benchmark::State& state) {
+  unsetenv("NVTX_INJECTION64_PATH");
+  for (auto _ : state) {
+    nvtxRangePushA("bench.nvtx");
+    nvtxRangePop();
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_NvtxPushPopNoTool);
+
 }  // namespace

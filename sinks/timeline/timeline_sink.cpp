@@ -16,6 +16,9 @@
 namespace regiontrace::timeline {
 namespace {
 
+// The trace is written at exit, where time matters more than the last 20%
+// of size.
+constexpr int kGzipLevel = 1;
 constexpr std::size_t kMaxMarkText = 4096;  // name and path each; a record fits a chunk
 
 // Hands each recording thread's chunk to its sinks when the thread exits,
@@ -415,7 +418,7 @@ bool TimelineSink::write_trace_file(TraceInput& in, std::uint64_t events, TraceT
   constexpr int kAttempts = 10;
   for (int attempt = 1;; ++attempt) {
     try {
-      GzipFile file(path_);
+      sdk::BackgroundGzipWriter file(path_, kGzipLevel);
       write_trace(in, file, totals);
       file.commit();
       return true;

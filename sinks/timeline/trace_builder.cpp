@@ -18,7 +18,7 @@ constexpr std::size_t kFlushBytes = 1 << 20;
 
 class Emitter {
  public:
-  Emitter(const TraceInput& in, GzipFile& out, TraceTotals& totals)
+  Emitter(const TraceInput& in, sdk::BackgroundGzipWriter& out, TraceTotals& totals)
       : in_(in),
         trace_(
             [this, &out](std::string_view text) {
@@ -154,7 +154,7 @@ class Emitter {
 };
 }  // namespace
 
-void write_trace(const TraceInput& in, GzipFile& out, TraceTotals& totals) {
+void write_trace(const TraceInput& in, sdk::BackgroundGzipWriter& out, TraceTotals& totals) {
   Emitter e(in, out, totals);
   e.header();
   for (const ThreadRecords& t : in.threads) e.thread(t);

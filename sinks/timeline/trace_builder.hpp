@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "gzip_file.hpp"
+#include "regiontrace/sdk/background_gzip_writer.hpp"
 #include "regiontrace/sdk/clock_sync.hpp"
 #include "regiontrace/sdk/sink_context.hpp"
 #include "timeline_records.hpp"
@@ -81,6 +81,6 @@ struct TraceInput {
 
 // Writes the whole trace into `out` (not committed), counting in `totals`
 // as it goes: after a failed write they say how far it got.
-void write_trace(const TraceInput& in, GzipFile& out, TraceTotals& totals);
+void write_trace(const TraceInput& in, sdk::BackgroundGzipWriter& out, TraceTotals& totals);
 
 }  // namespace regiontrace::timeline

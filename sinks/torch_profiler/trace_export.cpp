@@ -52,7 +52,7 @@ std::string export_trace(ExportRequest& req, const ExportOptions& options, const
 
     req.data.clock_end = sdk::clock_sync::read();
     req.data.trace_name = path;
-    TraceFile out(path, options.gzip);
+    TraceFile out(path, options.gzip, kTraceGzipLevel);
     out.on_progress([&](std::uint64_t bytes, double seconds) {
       char said[96];
       std::snprintf(said, sizeof(said), ": %.0f MB of JSON written in %.1f s, going on",

@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -300,6 +302,58 @@ TEST(TraceFileWriter, ALongWriteReportsItsProgressAndAShortOneDoesNot) {
   for (int i = 0; i < 8; ++i) quick.write(chunk);  // well under the default 1 s
   quick.commit();
   EXPECT_TRUE(said.empty());
+  fs::remove_all(dir);
+}
+
+// Compressed on the thread of its own in 1 MiB blocks, pieces of every size
+// come back in order, whole.
+TEST(TraceFileWriter, GzipOverManyBlocksReadsBackAsWritten) {
+  const fs::path dir = fresh_dir("gz_blocks");
+  const fs::path path = dir / "trace.json.gz";
+  std::string expected;
+  {
+    regiontrace::sdk::TraceFileWriter out(path.string(), true, 1);
+    for (int i = 0; i < 300000; ++i) {
+      std::string piece = "{\"ph\":\"X\",\"ts\":" + std::to_string(i) + "},";
+      if (i % 50000 == 0) piece += std::string(3u << 20, 'a' + i % 26);  // past a block at once
+      out.write(piece);
+      expected += piece;
+    }
+    EXPECT_FALSE(fs::exists(path)) << "not before commit";
+    out.commit();
+    EXPECT_EQ(out.bytes_in(), expected.size());
+  }
+  EXPECT_EQ(gunzip(path), expected);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1)
+      << "no temporary file left";
+  fs::remove_all(dir);
+}
+
+// A full disk met by the compressing thread stops the writer at a later
+// write with the errno (a caller stops formatting early), and nothing
+// appears under the final name.
+TEST(TraceFileWriter, AFullDiskStopsTheGzipWriterWithItsErrno) {
+  const fs::path dir = fresh_dir("gz_full");
+  const fs::path path = dir / "trace.json.gz";
+  const int rc = with_file_size_limit(64 << 10, [&] {
+    try {
+      regiontrace::sdk::TraceFileWriter out(path.string(), true, 1);
+      std::mt19937_64 random(7);  // incompressible: the limit is met early
+      std::string block(1 << 20, '\0');
+      for (int i = 0; i < 64; ++i) {
+        for (char& c : block) c = static_cast<char>(random());
+        out.write(block);
+      }
+      out.commit();
+      return 1;  // a 64 MiB file under a 64 KiB limit
+    } catch (const std::system_error& e) {
+      if (e.code().value() != EFBIG) return 2;
+      if (std::string(e.what()).find(path.string()) == std::string::npos) return 3;
+      return 0;
+    }
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_FALSE(fs::exists(path));
   fs::remove_all(dir);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 
 #include "read_progress.hpp"
 
@@ -307,8 +308,13 @@ void OutputFile::write_through(std::string_view text) {
     }
     return;
   }
-  file_->write(text);
-  // A full disk stops the command here, not after formatting everything.
+  // A full disk stops the command here, not after formatting everything:
+  // said by the write itself once compression met it, else by error().
+  try {
+    file_->write(text);
+  } catch (const std::system_error& e) {
+    throw io_error(path_, std::string("write failed: ") + std::strerror(e.code().value()));
+  }
   if (file_->error() != 0) {
     throw io_error(path_, std::string("write failed: ") + std::strerror(file_->error()));
   }

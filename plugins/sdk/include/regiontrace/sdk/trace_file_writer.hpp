@@ -1,7 +1,9 @@
 // A file written whole, plain or gzip-compressed as asked (a trace the user
-// named `.json` or `.json.gz`): WholeFileWriter or GzipFileWriter behind one
-// interface, so a writer does not branch on compression at every call.
-// Header-only; link zlib (ZLIB::ZLIB).
+// named `.json` or `.json.gz`): WholeFileWriter or BackgroundGzipWriter behind
+// one interface, so a writer does not branch on compression at every call.
+// Compressed text is handed over in blocks of 1 MiB and deflated on a thread
+// of its own while the caller formats the next. Header-only; link zlib
+// (ZLIB::ZLIB).
 //
 // Not thread-safe: one thread owns a writer.
 #pragma once
@@ -14,7 +16,7 @@
 #include <string_view>
 #include <utility>
 
-#include "regiontrace/sdk/gzip_file_writer.hpp"
+#include "regiontrace/sdk/background_gzip_writer.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 
 namespace regiontrace::sdk {
@@ -34,7 +36,12 @@ class TraceFileWriter {
 
   void write(std::string_view text) {
     bytes_in_ += text.size();
-    gzip_ ? gzip_->write(text) : plain_->write(text);
+    if (gzip_) {
+      block_.append(text);
+      if (block_.size() >= kBlockBytes) gzip_->take(block_);
+    } else {
+      plain_->write(text);
+    }
     if (progress_ && bytes_in_ >= next_check_) check_progress();
   }
 
@@ -51,7 +58,14 @@ class TraceFileWriter {
     next_check_ = bytes_in_ + kProgressCheckBytes;
   }
   // Renames into place, or throws naming the file (WholeFileWriter::commit).
-  void commit() { gzip_ ? gzip_->commit() : plain_->commit(); }
+  void commit() {
+    if (gzip_) {
+      gzip_->take(block_);
+      gzip_->commit();
+    } else {
+      plain_->commit();
+    }
+  }
 
   const std::string& path() const { return gzip_ ? gzip_->path() : plain_->path(); }
   std::uint64_t bytes_in() const { return bytes_in_; }  // before compression
@@ -60,6 +74,7 @@ class TraceFileWriter {
 
  private:
   static constexpr std::uint64_t kProgressCheckBytes = 4u << 20;
+  static constexpr std::size_t kBlockBytes = 1u << 20;
 
   void check_progress() {
     next_check_ = bytes_in_ + kProgressCheckBytes;
@@ -71,7 +86,8 @@ class TraceFileWriter {
   }
 
   std::optional<WholeFileWriter> plain_;  // one of the two
-  std::optional<GzipFileWriter> gzip_;
+  std::optional<BackgroundGzipWriter> gzip_;
+  std::string block_;  // gzip: what the next take() hands over
   std::uint64_t bytes_in_ = 0;
   std::function<void(std::uint64_t, double)> progress_;
   std::chrono::steady_clock::time_point started_;

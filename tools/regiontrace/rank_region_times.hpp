@@ -9,6 +9,11 @@
 // (ProfilerStep#N, step_span.hpp) of its process, so a span that crosses a step
 // boundary counts in each step it overlaps; a span that overlaps no step span
 // is in its args.step, else in no step (kWholeRun).
+//
+// For the HTML page it also keeps each step's time by region on the rank's
+// busiest thread (its regions' own time, nested ones taken out), the steps a
+// torch_profiler trace's collection window covered, and the counter tracks
+// (ph C) a memory_snapshot trace carries.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +47,22 @@ struct RankRegionTimes {
   // region -> "pid/tid" (as written) -> its spans [start, end) in ns.
   std::map<std::string, std::map<std::string, std::vector<std::pair<std::int64_t, std::int64_t>>>>
       spans;
+  // step -> region -> ms of the region's own time (what its nested regions
+  // took is theirs) on the thread with most region time: one thread's
+  // regions never overlap, so per step they add up to at most its step span.
+  std::map<std::int64_t, std::map<std::string, double>> self_ms;
+  // A torch_profiler trace's regiontrace.steps: the first and last step of
+  // its collection window, in which the profiler's overhead weighs on times.
+  std::optional<std::pair<std::int64_t, std::int64_t>> window_steps;
+  // Counter tracks: "<name> (<arg>)" -> (ns, value), at most
+  // kCounterSamples per track (the highest of each time slice), time
+  // ordered; on the wall clock when counter_wall_clock, else from the
+  // trace's base time.
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> counters;
+  bool counter_wall_clock = false;
 };
+
+inline constexpr std::size_t kCounterSamples = 512;
 
 // Throws std::runtime_error naming the file when it is not a Chrome trace.
 RankRegionTimes read_rank_region_times(const std::string& path);

@@ -143,7 +143,33 @@ std::vector<Oversubscription> oversubscribed_hosts(
   return out;
 }
 
+// The overview's stacks, from the trace that counts for each rank.
+std::vector<StepBreakdown> step_breakdown(const std::vector<RankRegionTimes>& traces,
+                                          const std::map<std::int64_t, std::size_t>& chosen) {
+  std::map<std::int64_t, StepBreakdown> steps;
+  for (const auto& [rank, index] : chosen) {
+    const RankRegionTimes& t = traces[index];
+    for (const auto& [step, regions] : t.self_ms) steps[step].self_ms[rank] = regions;
+    for (const auto& [step, ms] : t.step_ms) steps[step].step_ms[rank] = ms;
+  }
+  std::vector<StepBreakdown> out;
+  for (auto& [step, b] : steps) {
+    b.step = step;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 }  // namespace
+
+bool Report::is_profiled(std::int64_t rank, std::int64_t step) const {
+  auto found = profiled.find(rank);
+  if (found == profiled.end()) return false;
+  for (const auto& [first, last] : found->second) {
+    if (step >= first && step <= last) return true;
+  }
+  return false;
+}
 
 Report build_report(const std::vector<RankRegionTimes>& traces,
                     const std::vector<RankMemoryPeaks>& memory, const ReportCriteria& criteria) {
@@ -181,6 +207,14 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
   std::stable_sort(report.sources.begin(), report.sources.end(),
                    [](const ReportSource& a, const ReportSource& b) { return a.rank < b.rank; });
   report.oversubscribed = oversubscribed_hosts(traces, chosen);
+  report.breakdown = step_breakdown(traces, chosen);
+  for (const ReportSource& s : report.sources) {
+    const RankRegionTimes& t = traces[s.trace];
+    if (t.window_steps) report.profiled[s.rank].push_back(*t.window_steps);
+    for (const auto& [name, samples] : t.counters) {
+      report.counters.push_back({s.rank, name, t.counter_wall_clock, samples});
+    }
+  }
   std::set<std::int64_t> ranks;
   std::map<std::string, std::map<std::int64_t, std::map<std::int64_t, double>>> by_region;
   for (const auto& [rank, index] : chosen) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memory_peaks.hpp"
@@ -75,6 +76,22 @@ struct MemoryReport {
   std::vector<Straggler> outliers;  // ranks above the median by more than the threshold
 };
 
+// One step as the HTML overview stacks it, per rank: its regions' own time
+// on the rank's busiest thread (RankRegionTimes::self_ms) and its step span.
+struct StepBreakdown {
+  std::int64_t step = kWholeRun;
+  std::map<std::int64_t, std::map<std::string, double>> self_ms;  // rank -> region -> ms
+  std::map<std::int64_t, double> step_ms;  // rank -> its step span's ms, where it has one
+};
+
+// A counter track of one rank (memory traces' allocated and resident bytes).
+struct CounterTrack {
+  std::int64_t rank = 0;
+  std::string name;         // "<counter> (<arg>)"
+  bool wall_clock = false;  // times on the wall clock, else from the trace's start
+  std::vector<std::pair<std::int64_t, double>> samples;  // (ns, value), time order
+};
+
 struct ReportSource {
   std::size_t trace = 0;  // its index in build_report()'s traces
   std::int64_t rank = 0;
@@ -101,6 +118,14 @@ struct Report {
   std::vector<std::int64_t> ranks;
   std::vector<RegionReport> regions;  // slowest (largest total max) first
   std::vector<MemoryReport> memory;
+  // For the HTML page; text and JSON leave them out.
+  std::vector<StepBreakdown> breakdown;  // step order
+  // rank -> the [first, last] steps of its torch_profiler collection windows
+  // (every trace of the rank, used or not): steps the profiler slowed.
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> profiled;
+  std::vector<CounterTrack> counters;  // by rank, then name
+
+  bool is_profiled(std::int64_t rank, std::int64_t step) const;
 };
 
 Report build_report(const std::vector<RankRegionTimes>& traces,

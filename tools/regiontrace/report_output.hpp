@@ -1,6 +1,6 @@
 // How `regiontrace report` prints its figures: text tables (default), one
-// JSON object (--json), or a self-contained HTML page with an inline SVG plot
-// per region (--html; no scripts, no network).
+// JSON object (--json), or a self-contained HTML page of inline SVG charts
+// (--html; no scripts, no network; report_html.cpp says what it shows).
 #pragma once
 
 #include <ostream>

@@ -139,8 +139,10 @@ TEST_F(ReportRanks, HtmlRendersInHeadlessChromiumWithOneSeriesPerRank) {
       " --dump-dom file://" + html + " 2>/dev/null");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string& dom = r.output;
-  auto start = dom.find("data-region=\"profiler_region_training_step\"");
-  if (start == std::string::npos) start = dom.find("data-region=\"training_step\"");
+  // The region's line plot (the legend and sections name it too).
+  const std::string plot = "class=\"plot\" width=\"640\" height=\"280\" data-region=";
+  auto start = dom.find(plot + "\"profiler_region_training_step\"");
+  if (start == std::string::npos) start = dom.find(plot + "\"training_step\"");
   ASSERT_NE(start, std::string::npos) << dom.substr(0, 2000);
   const auto end = dom.find("</svg>", start);
   ASSERT_NE(end, std::string::npos);

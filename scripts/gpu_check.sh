@@ -243,6 +243,32 @@ else
   say "| nvtx_ranges | FAIL | regiontrace-nvtx-record was not built (NVTX3 headers not found) |"
 fi
 check figures bash -c "'$bin/regiontrace_gpu_figures' '$work/figures' > '$work/figures.json'"
+# Issue 47: every statistic of a 1 GiB tensor in at most 1.25x one torch.sum
+# of it, per dtype, from the figures (which measure both): one row each.
+stats_rows=$("$python" - "$work/figures.json" <<'PY'
+import json, sys
+figures = json.load(open(sys.argv[1]))
+failing = 0
+for dtype in ("fp32", "bf16", "fp16"):
+    s = figures.get("stats_" + dtype)
+    if s is None:
+        print(f"| fused_stats_{dtype} | FAIL | no figure |")
+        failing += 1
+        continue
+    print(f"| fused_stats_{dtype} | {s['verdict']} | {s['fused_stats_ms']:.3f} ms against torch.sum "
+          f"{s['torch_sum_ms']:.3f} ms: {s['ratio']:.2f}x (target {s['target_ratio']:.2f}x), "
+          f"{s['fused_stats_GBps']:.0f} against {s['torch_sum_GBps']:.0f} GB/s |")
+    failing += s["verdict"] != "PASS"
+sys.exit(failing)
+PY
+)
+stats_failing=$?
+[ -n "$stats_rows" ] && say "$stats_rows"
+if [ -z "$stats_rows" ]; then
+  stats_failing=1
+  say "| fused_stats | FAIL | no readable figures in $work/figures.json |"
+fi
+failures=$((failures + stats_failing))
 # Regions inside torch.compile'd code, with and without CUDA graphs.
 check compiled_regions env PYTHONPATH="$build/python" "$python" "$root/scripts/gpu_check_compiled.py" "$work/compiled"
 

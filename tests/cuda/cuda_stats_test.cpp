@@ -1,6 +1,7 @@
 // The fused device reduction against the host loop on the same values: the
-// floating types, integers, strided and permuted views, NaN and Inf, and a
-// tensor large enough to use every block of the grid.
+// floating types, integers, strided and permuted views, views starting
+// anywhere in a 16-byte vector, NaN and Inf, a tensor large enough to use
+// every block of the grid, and the same bits run after run.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -112,10 +113,53 @@ TEST(CudaStats, StridedAndPermutedViewsMatchTheHost) {
   }
 }
 
+// Views starting anywhere in a 16-byte vector: the kernel reads a scalar head
+// up to the first boundary, whole vectors, then a scalar tail.
+TEST(CudaStats, MisalignedStartsAndOddLengthsMatchTheHost) {
+  REGIONTRACE_REQUIRE_CUDA();
+  at::manual_seed(14);
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble, at::kChar}) {
+    const at::Tensor all = values_of(type, 300001 + 16);
+    const int per_vector = 16 / static_cast<int>(c10::elementSize(type));
+    for (int offset = 0; offset < per_vector; ++offset) {
+      for (std::int64_t n : {1, 3, 7, 9, 17, 1023, 300001}) {
+        expect_device_matches_host(all.narrow(0, offset, n),
+                                   std::string(c10::toString(type)) + " from element " +
+                                       std::to_string(offset) + " [" + std::to_string(n) + "]");
+      }
+    }
+    if (!at::isFloatingType(type)) continue;
+    at::Tensor t = all.narrow(0, 1, 300001).clone().narrow(0, 1, 300000);
+    t[0] = std::nan("");  // in the scalar head
+    t[299999] = std::numeric_limits<double>::infinity();
+    expect_device_matches_host(t, std::string(c10::toString(type)) + " NaN in the head");
+  }
+}
+
+// The grid, each block's tree and the combining order are fixed: the same
+// bits every run.
+TEST(CudaStats, RepeatedRunsGiveTheSameBits) {
+  REGIONTRACE_REQUIRE_CUDA();
+  at::manual_seed(15);
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16, at::kHalf}) {
+    const at::Tensor t = values_of(type, 16 << 20);
+    const TensorStats a = compute_stats(t);
+    for (int run = 0; run < 3; ++run) {
+      const TensorStats b = compute_stats(t);
+      const std::string name = c10::toString(type);
+      EXPECT_EQ(*a.sum, *b.sum) << name;
+      EXPECT_EQ(*a.std, *b.std) << name;
+      EXPECT_EQ(*a.l2, *b.l2) << name;
+      EXPECT_EQ(*a.abs_mean, *b.abs_mean) << name;
+      EXPECT_EQ(a.zero_count, b.zero_count) << name;
+    }
+  }
+}
+
 TEST(CudaStats, ManyBlocksMatchFloat64ReductionsOnTheDevice) {
   REGIONTRACE_REQUIRE_CUDA();
   at::manual_seed(13);
-  for (at::ScalarType type : {at::kFloat, at::kBFloat16}) {
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16, at::kHalf}) {
     const at::Tensor t = at::randn({64 << 20}, at::TensorOptions().device(at::kCUDA)).to(type);
     const at::Tensor x = t.to(at::kDouble);
     const TensorStats s = compute_stats(t);

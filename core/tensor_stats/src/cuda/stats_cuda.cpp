@@ -53,7 +53,7 @@ Partial scan_cuda(const at::Tensor& tensor) {
   }
   // Dense memory in any order is read in place; other views are copied once.
   if (!t.is_non_overlapping_and_dense()) t = t.contiguous();
-  const int blocks = cuda_stats_blocks(t.numel());
+  const int blocks = cuda_stats_blocks(kind, t.numel());
   const at::Tensor scratch = at::empty(
       {static_cast<std::int64_t>(cuda_stats_scratch_bytes(blocks))}, t.options().dtype(at::kByte));
   Partial out;

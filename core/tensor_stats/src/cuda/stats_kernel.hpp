@@ -10,9 +10,9 @@
 
 namespace regiontrace::stats {
 
-// Blocks the first kernel uses for n elements, and the device scratch memory
-// cuda_stats needs for them.
-int cuda_stats_blocks(std::int64_t n);
+// Blocks the first kernel uses for n elements of `kind` on the current
+// device, and the device scratch memory cuda_stats needs for them.
+int cuda_stats_blocks(ElementKind kind, std::int64_t n);
 std::size_t cuda_stats_scratch_bytes(int blocks);
 
 // Statistics of data[0, n) (device memory, n > 0) on `stream` (a

@@ -6,6 +6,12 @@ Installs the build into a temporary prefix, then:
   - every ```sh / ```bash block passes `bash -n`, and no shell line (in a
     block, or an inline `VAR=... cmd` span) has an unquoted `<placeholder>`,
     which a shell reads as a redirection;
+  - every ```sh / ```bash block runs, as a user would run it, unless marked
+    `<!-- snippet: illustrative <reason> -->`: the blocks of one page in order,
+    in one fresh folder laid out like a checkout (build/, config/, examples/),
+    with the installed prefix's bin/ first on PATH; what the text says a
+    block prints or writes, stated in `<!-- snippet: expect ... -->` comments
+    under it, is checked;
   - every profile or catalog path named anywhere (config/profiles/x.yaml,
     share/regiontrace/regions/y.yaml) exists, and relative links resolve;
   - docs/cli.md has a section, with its exit codes, for every command that
@@ -27,15 +33,27 @@ Conventions for C++ blocks (see tests/docs/README.md):
     the rendered page.
   - `<!-- snippet: skip <reason> -->` right above a block leaves it out; the
     reason is required.
+
+Shell blocks (see tests/docs/README.md): a `prelude` above one is shell run
+first, unseen (a file the text assumes); `illustrative <reason>` above one
+leaves it unrun (it is still parsed); under one, any of
+  `<!-- snippet: expect <regex> -->`       its output (stdout and stderr) matches
+  `<!-- snippet: expect-file <glob> -->`   the glob, from the page's folder, matches
+  `<!-- snippet: expect-exit <n> -->`      its last command exits n (default: every
+                                           command exits 0, as under set -e)
+  `<!-- snippet: timeout <seconds> -->`    instead of the default 60
 """
 
 import argparse
+import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 CPP_LANGS = {"cpp", "c++", "cxx"}
 SHELL_LANGS = {"sh", "bash", "shell"}
@@ -49,8 +67,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 class Block:
-    def __init__(self, path, line, lang, text, directive):
+    def __init__(self, path, line, lang, text, directive, after=()):
         self.path, self.line, self.lang, self.text, self.directive = path, line, lang, text, directive
+        self.after = list(after)  # (name, argument) of the snippet comments under the block
 
     def where(self):
         return f"{self.path}:{self.line}"
@@ -70,9 +89,32 @@ def read_blocks(rel, text):
         while j < len(lines) and not re.match(r"^\s*```\s*$", lines[j]):
             j += 1
         body = "\n".join(l[indent:] if l[:indent].isspace() else l for l in lines[start:j])
-        blocks.append(Block(rel, start + 1, lang, body, directive_above(lines, i)))
+        blocks.append(Block(rel, start + 1, lang, body, directive_above(lines, i),
+                            directives_below(lines, j)))
         i = j + 1
     return blocks
+
+
+def directives_below(lines, fence_end):
+    """The `<!-- snippet: ... -->` comments right under a closing fence (blank
+    lines between them allowed), one per comment."""
+    out, k = [], fence_end + 1
+    while k < len(lines):
+        if not lines[k].strip():
+            k += 1
+            continue
+        if not lines[k].lstrip().startswith("<!--"):
+            break
+        end = k
+        while end < len(lines) and "-->" not in lines[end]:
+            end += 1
+        m = re.match(r"<!--\s*snippet:\s*([\w-]+)(.*?)-->$",
+                     "\n".join(lines[k:end + 1]).strip(), re.S)
+        if not m:
+            break
+        out.append((m.group(1), m.group(2).strip()))
+        k = end + 1
+    return out
 
 
 def directive_above(lines, fence):
@@ -85,7 +127,7 @@ def directive_above(lines, fence):
     while k >= 0 and "<!--" not in lines[k]:
         k -= 1
     comment = "\n".join(lines[k:end + 1]).strip()
-    m = re.match(r"<!--\s*snippet:\s*(\w+)(.*?)-->$", comment, re.S)
+    m = re.match(r"<!--\s*snippet:\s*([\w-]+)(.*?)-->$", comment, re.S)
     return (m.group(1), m.group(2).strip()) if m else None
 
 
@@ -453,6 +495,135 @@ def check_stated_defaults(source_dir, prefix, docs, errors):
         check_profile_stats(rel, text, source_dir, errors)
 
 
+# What a page's shell blocks find in their folder: a checkout's layout, so
+# `build/bin/video_pipeline` and `config/profiles/x.yaml` resolve as written.
+CHECKOUT_LINKS = ("config", "examples", "scripts")
+BLOCK_TIMEOUT_S = 60
+# /tmp/x in a block is moved into the page's folder: pages run side by side
+# with other tests and other checkouts, which must not share /tmp/ref.
+TMP_PATH = re.compile(r"(?<![\w./~-])/tmp/")
+RUN_DIRECTIVES = {"expect", "expect-file", "expect-exit", "timeout"}
+
+
+def block_env(prefix, home):
+    """A user's shell: the installed prefix's bin/ first, the interpreter's
+    folder (a venv's torchrun) next, nothing of this process's own
+    regiontrace settings."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("REGIONTRACE_", "FASTVIDEO_", "NVTX_", "RANK", "LOCAL_RANK",
+                                "WORLD_SIZE", "OMPI_", "PMI_", "SLURM_"))}
+    env["PATH"] = os.pathsep.join([os.path.join(prefix, "bin"), os.path.dirname(sys.executable),
+                                   env.get("PATH", "/usr/bin:/bin")])
+    env["HOME"] = home
+    # What a container asks of Open MPI (distributed.md says so next to its
+    # mpirun lines); a user's own machine needs none of it.
+    if os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    env["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+    return env
+
+
+def kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # and whatever the block left in the background
+    except ProcessLookupError:
+        pass
+
+
+def run_block(block, work, env, env_file, errors):
+    """One block in the page's folder, after the variables the page's earlier
+    blocks exported; returns its seconds."""
+    after = dict(block.after)
+    prelude = block.directive[1] if block.directive and block.directive[0] == "prelude" else ""
+    text = TMP_PATH.sub(work.replace("\\", "\\\\") + "/tmp/", prelude + "\n" + block.text)
+    exit_wanted = int(after["expect-exit"]) if "expect-exit" in after else None
+    script = os.path.join(work, ".snippet.sh")
+    with open(script, "w") as f:
+        f.write(f'cd "{work}"\n[ -f "{env_file}" ] && . "{env_file}"\n'
+                f"trap 'export -p > \"{env_file}\"' EXIT\n")
+        if exit_wanted is None:
+            f.write("set -e -o pipefail\n")
+        f.write(text + "\n")
+    timeout = int(after.get("timeout", BLOCK_TIMEOUT_S))
+    log_path = os.path.join(work, ".snippet.log")
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["bash", script], cwd=work, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            rc = None
+        kill_group(proc)
+        proc.wait()
+    seconds = time.monotonic() - start
+    output = open(log_path, errors="replace").read()
+    problems = []
+    if rc is None:
+        problems.append(f"did not finish in {timeout} s")
+    elif exit_wanted is None and rc != 0:
+        problems.append(f"exited {rc}")
+    elif exit_wanted is not None and rc != exit_wanted:
+        problems.append(f"exited {rc}, the text says {exit_wanted}")
+    for name, arg in block.after:
+        if name == "expect" and rc is not None and not re.search(arg, output, re.M):
+            problems.append(f"its output does not match the text's /{arg}/")
+        elif name == "expect-file" and not glob.glob(os.path.join(work, TMP_PATH.sub("tmp/", arg))):
+            problems.append(f"it wrote nothing matching {arg}")
+    if problems:
+        tail = "\n".join("    | " + l for l in output.rstrip().split("\n")[-25:])
+        command = "\n".join("    $ " + l for l in block.text.split("\n"))
+        errors.append(f"{block.where()}: the block {'; '.join(problems)}:\n{command}\n"
+                      f"  output (last 25 lines):\n{tail}")
+    return seconds
+
+
+def missing_programs(blocks, build_dir, env):
+    """The example programs (a build without libtorch has fewer) and the
+    launchers a page's blocks name that this machine lacks."""
+    text = "\n".join((b.directive[1] if b.directive and b.directive[0] == "prelude" else "") +
+                     "\n" + b.text for b in blocks)
+    missing = [f"build/bin/{p}" for p in sorted(set(re.findall(r"\bbuild/bin/([\w-]+)", text)))
+               if not os.path.exists(os.path.join(build_dir, "bin", p))]
+    for tool in ("regiontrace", "mpirun", "torchrun", "curl"):
+        if re.search(r"(^|[\s;&|(])%s\b" % tool, text, re.M) and \
+                not shutil.which(tool, path=env["PATH"]):
+            missing.append(tool)
+    return missing
+
+
+def run_pages(pages, source_dir, build_dir, prefix, tmp, errors):
+    """Every page's runnable shell blocks; returns how many ran."""
+    home = os.environ.get("HOME", tmp)
+    env = block_env(prefix, home)
+    ran = 0
+    for rel, blocks in pages:
+        runnable = [b for b in blocks if b.lang in SHELL_LANGS and not (
+            b.directive and b.directive[0] in ("skip", "illustrative"))]
+        for b in blocks:
+            for name, _ in b.after:  # the next block's own comment may follow
+                if name not in RUN_DIRECTIVES | {"prelude", "illustrative", "skip"}:
+                    errors.append(f"{b.where()}: unknown `snippet: {name}` under the block")
+        if not runnable:
+            continue
+        missing = missing_programs(runnable, build_dir, env)
+        if missing:
+            # As C++ blocks that need libtorch are skipped in a build without it.
+            print(f"skipped the shell blocks of {rel}: {', '.join(missing)} not here")
+            continue
+        work = os.path.join(tmp, "pages", rel.replace("/", "_").replace(".md", ""))
+        os.makedirs(os.path.join(work, "tmp"))
+        os.symlink(os.path.abspath(build_dir), os.path.join(work, "build"))
+        for name in CHECKOUT_LINKS:
+            os.symlink(os.path.join(os.path.abspath(source_dir), name), os.path.join(work, name))
+        env_file = os.path.join(work, ".exported")
+        seconds = sum(run_block(b, work, env, env_file, errors) for b in runnable)
+        ran += len(runnable)
+        print(f"ran {len(runnable)} shell block(s) of {rel} in {seconds:.1f} s")
+    return ran
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--source-dir", required=True)
@@ -461,6 +632,10 @@ def main():
     ap.add_argument("--cxx", default="")
     ap.add_argument("--with-torch", type=int, default=1)
     ap.add_argument("--torch-dir", default="", help="Torch_DIR the build used")
+    ap.add_argument("--run-shell", type=int, default=1,
+                    help="run the shell blocks (0: only parse them)")
+    ap.add_argument("--pages", default="", help="run the shell blocks of pages whose path "
+                    "contains this (a comma-separated list), for working on one page")
     args = ap.parse_args()
     docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(
         os.path.join(args.source_dir, "docs")) if f.endswith(".md"))
@@ -473,15 +648,18 @@ def main():
         if r.returncode != 0:
             print(f"cmake --install failed:\n{r.stdout}{r.stderr}")
             return 1
-        cpp, counts = [], {"cpp": 0, "shell": 0}
+        cpp, counts, pages = [], {"cpp": 0, "shell": 0, "ran": 0}, []
         for rel in docs:
             text = open(os.path.join(args.source_dir, rel)).read()
             check_paths(rel, text, args.source_dir, prefix, errors)
             check_inline_shell(rel, text, errors)
-            for b in read_blocks(rel, text):
+            blocks = read_blocks(rel, text)
+            pages.append((rel, blocks))
+            for b in blocks:
+                if b.directive and b.directive[0] in ("skip", "illustrative") and \
+                        not b.directive[1]:
+                    errors.append(f"{b.where()}: `snippet: {b.directive[0]}` needs a reason")
                 if b.directive and b.directive[0] == "skip":
-                    if not b.directive[1]:
-                        errors.append(f"{b.where()}: `snippet: skip` needs a reason")
                     continue
                 if b.lang in SHELL_LANGS:
                     counts["shell"] += 1
@@ -495,7 +673,12 @@ def main():
         check_cli_docs(args.source_dir, prefix, errors)
         check_sink_docs(args.source_dir, errors)
         check_stated_defaults(args.source_dir, prefix, docs, errors)
-        print(f"checked {len(docs)} files: {counts['shell']} shell blocks, {counts['cpp']} C++ blocks")
+        if args.run_shell:
+            wanted = [p for p in args.pages.split(",") if p]
+            chosen = [(rel, b) for rel, b in pages if not wanted or any(w in rel for w in wanted)]
+            counts["ran"] = run_pages(chosen, args.source_dir, args.build_dir, prefix, tmp, errors)
+        print(f"checked {len(docs)} files: {counts['shell']} shell blocks ({counts['ran']} run), "
+              f"{counts['cpp']} C++ blocks")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for e in errors:

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "chrome_trace_reader.hpp"
+#include "dom_fields.hpp"
 #include "gzip_io.hpp"
 
 namespace regiontrace::cli {

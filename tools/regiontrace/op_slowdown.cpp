@@ -4,8 +4,7 @@
 #include <limits>
 #include <utility>
 
-#include "event_fields.hpp"
-#include "trace_event_stream.hpp"
+#include "trace_event.hpp"
 
 namespace regiontrace::cli {
 namespace {
@@ -58,26 +57,22 @@ std::map<std::string, std::map<std::string, double>> op_ms_inside(
   }
   std::map<std::string, std::map<std::string, double>> out;
   if (by_thread.empty()) return out;
-  TraceEventStream stream(trace.source);
-  EventFields e;
-  std::string_view text;
+  // A second pass over the trace, for the few regions with stragglers:
+  // keeping every op of every rank from the first would cost memory in
+  // proportion to the traces.
+  TraceEventReader reader(trace.source);
+  TraceEvent e;
   std::string thread;
-  while (stream.next(text)) {
-    if (!e.parse(text) || e.string("cat") != std::optional<std::string_view>("cpu_op") ||
-        e.string("ph") != std::optional<std::string_view>("X")) {
-      continue;
-    }
-    thread.assign(e.raw("pid").value_or("0"));
+  while (reader.next(e)) {
+    if (e.category != "cpu_op" || e.phase != "X") continue;
+    thread.assign(e.pid.empty() ? std::string_view("0") : e.pid);
     thread += '/';
-    thread.append(e.raw("tid").value_or("0"));
+    thread.append(e.tid.empty() ? std::string_view("0") : e.tid);
     auto found = by_thread.find(thread);
-    if (found == by_thread.end()) continue;
-    const auto ts = microseconds_text_to_ns(e.raw("ts").value_or(""));
-    const auto dur = microseconds_text_to_ns(e.raw("dur").value_or(""));
-    if (!ts || !dur || *dur < 0) continue;
+    if (found == by_thread.end() || !e.ts_ns || !e.dur_ns || *e.dur_ns < 0) continue;
     for (const auto& [region, spans] : found->second) {
-      if (inside(spans, *ts)) {
-        out[region][e.text("name").value_or("")] += static_cast<double>(*dur) / 1e6;
+      if (inside(spans, *e.ts_ns)) {
+        out[region][std::string(e.name)] += static_cast<double>(*e.dur_ns) / 1e6;
       }
     }
   }

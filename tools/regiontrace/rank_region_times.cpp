@@ -9,7 +9,7 @@
 #include "event_fields.hpp"
 #include "step_overlap.hpp"
 #include "step_span.hpp"
-#include "trace_event_stream.hpp"
+#include "trace_event.hpp"
 #include "trace_identity.hpp"
 
 namespace regiontrace::cli {
@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::string_view kRegionMarker = "region::";
 
-struct Span {
+struct RegionSpan {
   std::string pid;
   std::string thread;  // "pid/tid"
   std::int64_t ts_ns = 0;
@@ -26,25 +26,15 @@ struct Span {
   std::optional<std::int64_t> step;
 };
 
-std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
-  if (!text) return std::nullopt;
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
-  return value;
-}
-
-// The region a complete event stands for, if it is a region span.
-std::optional<std::string> region_of(const EventFields& e, const EventFields& args) {
-  const auto cat = e.string("cat").value_or("");
-  if (cat == "gpu_user_annotation") return std::nullopt;  // Kineto's GPU-side copy
-  // Names decoded: shown and compared as the text they are (`q"uote`, not
-  // its JSON escape), as summary shows them.
-  if (args.raw("region")) return args.text("region");
-  const std::string name = e.text("name").value_or("");
-  const auto at = name.find(kRegionMarker);
-  if (at != std::string::npos) return name.substr(at + kRegionMarker.size());
-  if (cat == "region") return name;
+// The region a complete event stands for, if it is a region span; names
+// decoded, shown and compared as the text they are (`q"uote`, not its JSON
+// escape), as summary shows them.
+std::optional<std::string> region_of(const TraceEvent& e, const SpanArgs& args) {
+  if (e.category == "gpu_user_annotation") return std::nullopt;  // Kineto's GPU-side copy
+  if (args.region) return args.region;
+  const auto at = e.name.find(kRegionMarker);
+  if (at != std::string_view::npos) return std::string(e.name.substr(at + kRegionMarker.size()));
+  if (e.category == "region") return std::string(e.name);
   return std::nullopt;
 }
 
@@ -53,23 +43,23 @@ std::optional<std::string> region_of(const EventFields& e, const EventFields& ar
 // order (the longer first at equal starts) with a stack of open spans gives
 // each instant to the innermost one. A span that overruns its parent is cut
 // at the parent's end.
-void add_self_times(const std::vector<Span>& spans, std::map<std::string, StepIntervals>& steps,
-                    RankRegionTimes& out) {
+void add_self_times(const std::vector<RegionSpan>& spans,
+                    std::map<std::string, StepIntervals>& steps, RankRegionTimes& out) {
   std::map<std::string, std::int64_t> busy;  // thread -> ns in spans
-  for (const Span& s : spans) busy[s.thread] += s.dur_ns;
+  for (const RegionSpan& s : spans) busy[s.thread] += s.dur_ns;
   if (busy.empty()) return;
   const std::string thread =
       std::max_element(busy.begin(), busy.end(), [](const auto& a, const auto& b) {
         return a.second < b.second;
       })->first;
-  std::vector<const Span*> order;
-  for (const Span& s : spans) {
+  std::vector<const RegionSpan*> order;
+  for (const RegionSpan& s : spans) {
     if (s.thread == thread) order.push_back(&s);
   }
-  std::stable_sort(order.begin(), order.end(), [](const Span* a, const Span* b) {
+  std::stable_sort(order.begin(), order.end(), [](const RegionSpan* a, const RegionSpan* b) {
     return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->dur_ns > b->dur_ns;
   });
-  auto credit = [&](const Span& s, std::int64_t a, std::int64_t b) {
+  auto credit = [&](const RegionSpan& s, std::int64_t a, std::int64_t b) {
     if (b <= a) return;
     auto found = steps.find(s.pid);
     // With step spans, time between them belongs to no step: left out, so
@@ -84,7 +74,7 @@ void add_self_times(const std::vector<Span>& spans, std::map<std::string, StepIn
   };
   struct Open {
     std::int64_t end;
-    const Span* span;
+    const RegionSpan* span;
   };
   std::vector<Open> open;
   std::int64_t cursor = 0;
@@ -95,7 +85,7 @@ void add_self_times(const std::vector<Span>& spans, std::map<std::string, StepIn
       open.pop_back();
     }
   };
-  for (const Span* s : order) {
+  for (const RegionSpan* s : order) {
     close_until(s->ts_ns);
     if (!open.empty()) credit(*open.back().span, cursor, s->ts_ns);
     cursor = s->ts_ns;
@@ -104,6 +94,14 @@ void add_self_times(const std::vector<Span>& spans, std::map<std::string, StepIn
     open.push_back({end, s});
   }
   close_until(INT64_MAX);
+}
+
+std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
+  if (!text) return std::nullopt;
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size()) return std::nullopt;
+  return value;
 }
 
 // regiontrace.steps {"first", "last"} of the trace's members, when present.
@@ -121,81 +119,86 @@ std::optional<std::pair<std::int64_t, std::int64_t>> window_steps(
   return std::nullopt;
 }
 
-}  // namespace
-
-RankRegionTimes read_rank_region_times(const std::string& path) {
-  RankRegionTimes out;
-  out.source = path;
-  TraceEventStream stream(path);
-  EventFields e;
-  EventFields args;
-  std::vector<Span> spans;
+// What one pass over a rank's events keeps: its region spans, step spans and
+// counter samples.
+struct RankEvents {
+  std::vector<RegionSpan> spans;
   std::map<std::string, StepIntervals> steps;  // pid -> step spans
   std::map<std::string, CounterEnvelope> counters;
-  std::string_view text;
   std::size_t elements = 0;
   std::size_t events = 0;  // elements with a phase: Chrome trace events
-  while (stream.next(text)) {
-    ++elements;
-    if (!e.parse(text)) continue;
-    const auto phase = e.string("ph");
-    if (phase) ++events;
-    if (phase == std::optional<std::string_view>("C")) {
-      const auto ts_ns = microseconds_text_to_ns(e.raw("ts").value_or(""));
-      if (!ts_ns || !args.parse(e.raw("args").value_or("{}"))) continue;
-      const std::string name = e.text("name").value_or("counter");
-      for (const EventField& f : args.fields()) {
-        const auto value = args.number(f.key);
-        if (!value) continue;
-        counters.try_emplace(name + " (" + std::string(f.key) + ")", kCounterSamples)
-            .first->second.add(*ts_ns, *value);
-      }
-      continue;
+};
+
+void add_counter(const TraceEvent& e, RankEvents& in) {
+  EventFields args;
+  if (!e.ts_ns || !args.parse(e.args.empty() ? std::string_view("{}") : e.args)) return;
+  const std::string name = e.name.empty() ? std::string("counter") : std::string(e.name);
+  for (const EventField& f : args.fields()) {
+    const auto value = args.number(f.key);
+    if (!value) continue;
+    in.counters.try_emplace(name + " (" + std::string(f.key) + ")", kCounterSamples)
+        .first->second.add(*e.ts_ns, *value);
+  }
+}
+
+void add_span(const TraceEvent& e, RankEvents& in, RankRegionTimes& out) {
+  if (!e.ts_ns || !e.dur_ns || *e.dur_ns < 0) return;
+  const std::int64_t ts = *e.ts_ns;
+  const std::int64_t dur = *e.dur_ns;
+  if (e.category == "cpu_op") ++out.cpu_ops;
+  // Cheap test first: most events are ops, which are no region spans.
+  const bool maybe_region = e.category == "user_annotation" || e.category == "region" ||
+                            e.category == "step" ||
+                            e.name.find(kRegionMarker) != std::string_view::npos;
+  if (!maybe_region) return;
+  const SpanArgs args = span_args(e.args);
+  const std::string pid(e.pid.empty() ? std::string_view("0") : e.pid);
+  if (is_step_span(e.category, e.name)) {
+    const auto step = args.step ? args.step : step_of_step_name(e.name);
+    if (step) {
+      in.steps[pid].add(ts, ts + dur, *step);
+      out.step_ms[*step] += static_cast<double>(dur) / 1e6;
     }
-    if (phase != std::optional<std::string_view>("X")) continue;
-    const auto ts = e.raw("ts");
-    const auto dur = e.raw("dur");
-    if (!ts || !dur) continue;
-    const auto ts_ns = microseconds_text_to_ns(*ts);
-    const auto dur_ns = microseconds_text_to_ns(*dur);
-    if (!ts_ns || !dur_ns || *dur_ns < 0) continue;
-    const auto cat = e.string("cat").value_or("");
-    if (cat == "cpu_op") ++out.cpu_ops;
-    const auto name = e.string("name").value_or("");
-    // Cheap test first: most events are ops, which are no region spans.
-    const bool maybe_region = cat == "user_annotation" || cat == "region" || cat == "step" ||
-                              name.find(kRegionMarker) != std::string_view::npos;
-    if (!maybe_region) continue;
-    args.parse(e.raw("args").value_or("{}"));
-    const std::string pid(e.raw("pid").value_or("0"));
-    if (is_step_span(cat, name)) {
-      auto step = integer(args.raw("step"));
-      if (!step) step = step_of_step_name(name);
-      if (step) {
-        steps[pid].add(*ts_ns, *ts_ns + *dur_ns, *step);
-        out.step_ms[*step] += static_cast<double>(*dur_ns) / 1e6;
-      }
-      continue;
+    return;
+  }
+  auto region = region_of(e, args);
+  if (!region) return;
+  std::string thread = pid + "/" + std::string(e.tid.empty() ? std::string_view("0") : e.tid);
+  in.spans.push_back({pid, std::move(thread), ts, dur, std::move(*region), args.step});
+}
+
+RankEvents read_events(TraceEventReader& reader, RankRegionTimes& out) {
+  RankEvents in;
+  TraceEvent e;
+  while (reader.next(e)) {
+    ++in.elements;
+    if (e.phase.empty()) continue;
+    ++in.events;
+    if (e.phase == "C") {
+      add_counter(e, in);
+    } else if (e.phase == "X") {
+      add_span(e, in, out);
     }
-    auto region = region_of(e, args);
-    if (!region) continue;
-    std::string thread = pid + "/" + std::string(e.raw("tid").value_or("0"));
-    spans.push_back(
-        {pid, std::move(thread), *ts_ns, *dur_ns, std::move(*region), integer(args.raw("step"))});
   }
   // A JSON list of other records (FastVideo's summary_rank<r>.json) is no
   // trace, though a trace may be a bare list of events.
-  if (elements > 0 && events == 0) {
-    throw std::runtime_error(path + ": not a Chrome trace (a list of records without \"ph\")");
+  if (in.elements > 0 && in.events == 0) {
+    throw std::runtime_error(reader.path() +
+                             ": not a Chrome trace (a list of records without \"ph\")");
   }
-  out.region_spans = spans.size();
-  for (const Span& s : spans) {
+  return in;
+}
+
+// Each region's time per step: step spans tell when each step ran; args.step
+// only which step was current when the span began, so they decide when there
+// are any.
+void add_region_times(RankEvents& in, RankRegionTimes& out) {
+  out.region_spans = in.spans.size();
+  for (const RegionSpan& s : in.spans) {
     out.spans[s.region][s.thread].emplace_back(s.ts_ns, s.ts_ns + s.dur_ns);
     auto& by_step = out.ms[s.region];
-    // Step spans tell when each step ran; args.step only which step was
-    // current when the span began, so they decide when there are any.
-    auto found = steps.find(s.pid);
-    if (found != steps.end() &&
+    auto found = in.steps.find(s.pid);
+    if (found != in.steps.end() &&
         found->second.for_each_overlap(s.ts_ns, s.ts_ns + s.dur_ns,
                                        [&](std::int64_t step, std::int64_t a, std::int64_t b) {
                                          by_step[step] += static_cast<double>(b - a) / 1e6;
@@ -204,26 +207,39 @@ RankRegionTimes read_rank_region_times(const std::string& path) {
     }
     by_step[s.step.value_or(kWholeRun)] += static_cast<double>(s.dur_ns) / 1e6;
   }
-  add_self_times(spans, steps, out);
-  const TraceIdentity id = identify_trace(path, stream.members());
+}
+
+void add_identity(const TraceEventReader& reader, RankRegionTimes& out) {
+  const TraceIdentity id = identify_trace(reader.path(), reader.members());
   out.rank = id.rank;
   out.rank_from = id.rank_from;
   out.sink = id.sink;
-  out.unfinished = unfinished_note(path, id);
+  out.unfinished = unfinished_note(reader.path(), id);
   out.host = id.host;
   out.cpus = id.cpus;
-  if (id.sink == "torch_profiler") out.window_steps = window_steps(stream.members());
+  if (id.sink == "torch_profiler") out.window_steps = window_steps(reader.members());
   // Ranks' counters side by side need one clock: the wall clock, when the
   // trace says how to reach it.
-  out.counter_wall_clock = id.knows_wall_clock() && !counters.empty();
+  out.counter_wall_clock = id.knows_wall_clock() && !out.counters.empty();
   const std::int64_t offset = out.counter_wall_clock ? id.wall_offset_ns() : 0;
-  for (const auto& [name, envelope] : counters) {
-    auto& samples = out.counters[name];
-    samples = envelope.samples();
+  for (auto& [name, samples] : out.counters) {
     for (auto& sample : samples) {
       if (__builtin_add_overflow(sample.first, offset, &sample.first)) sample.first = INT64_MAX;
     }
   }
+}
+
+}  // namespace
+
+RankRegionTimes read_rank_region_times(const std::string& path) {
+  RankRegionTimes out;
+  out.source = path;
+  TraceEventReader reader(path);
+  RankEvents in = read_events(reader, out);
+  add_region_times(in, out);
+  add_self_times(in.spans, in.steps, out);
+  for (const auto& [name, envelope] : in.counters) out.counters[name] = envelope.samples();
+  add_identity(reader, out);
   return out;
 }
 

@@ -1,212 +1,83 @@
 #include "step_cut.hpp"
 
-#include <cmath>
-#include <cstdint>
 #include <map>
-#include <optional>
-#include <set>
-#include <vector>
+#include <string>
 
-#include "dom_json_writer.hpp"
-#include "event_fields.hpp"
-#include "regiontrace/sdk/chrome_trace_writer.hpp"
-#include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/trace_time.hpp"
 #include "step_overlap.hpp"
-#include "step_span.hpp"
 
 namespace regiontrace::cli {
 namespace {
 
-using simdjson::dom::element;
-using simdjson::dom::object;
+using StepsByPid = std::map<std::string, StepIntervals>;
 
-std::int64_t to_ns(double us) {
-  return std::llround(us * 1000.0);
+bool has_region_span(const std::vector<Span>& spans) {
+  for (const Span& s : spans) {
+    if (s.region) return true;
+  }
+  return false;
 }
 
-std::string json_text(object event, std::string_view key) {
-  std::string text;
-  element v;
-  if (!event[key].get(v)) append_json(text, v);
-  return text;
+// Whether a region span is not where step_of's own rule puts it: it crosses
+// a step boundary, or lies in a step span other than its args.step's.
+bool misplaced(const Span& s, StepIntervals& steps) {
+  // B/E pairs are rare in these traces: cut rather than place them here.
+  if (s.paired) return true;
+  const std::int64_t end = s.ts_ns + s.dur_ns;
+  std::size_t inside = 0;
+  const std::size_t overlaps =
+      steps.for_each_overlap(s.ts_ns, end, [&](std::int64_t step, std::int64_t a, std::int64_t b) {
+        if (a == s.ts_ns && b == end && (s.step == kNoStep || s.step == step)) ++inside;
+      });
+  return overlaps > 1 || (overlaps == 1 && inside == 0);
 }
 
-struct SpanText {
-  std::string_view name;
-  std::string_view category;
-  std::string pid;  // as JSON text
-  std::string tid;
-  std::int64_t start_ns = 0;
-  std::int64_t end_ns = 0;
-  std::optional<std::string_view> region;
-  std::optional<std::string_view> path;
-  std::optional<std::int64_t> step;
-};
-
-class StepCutter {
- public:
-  explicit StepCutter(const ChromeTrace& trace) : trace_(trace) {}
-
-  std::optional<std::string> run() {
-    for (element e : trace_.events()) {
-      object event;
-      if (e.get_object().get(event) || string_field(event, "ph") != "X") continue;
-      const auto step = step_of_step_span(event);
-      const auto ts = number_field(event, "ts");
-      const auto dur = number_field(event, "dur");
-      if (!step || !ts || !dur || *dur < 0) continue;
-      steps_[json_text(event, "pid")].add(to_ns(*ts), to_ns(*ts + *dur), *step);
-    }
-    if (steps_.empty() || !find_region_threads()) return std::nullopt;
-    writer_.begin_document();
-    writer_.begin_events(std::nullopt);
-    for (element e : trace_.events()) {
-      object event;
-      if (!e.get_object().get(event)) cut(event);
-    }
-    writer_.end_events();
-    writer_.end_document();
-    return std::move(out_);
-  }
-
- private:
-  static std::optional<std::int64_t> step_of_step_span(object event) {
-    const std::string_view name = string_field(event, "name").value_or("");
-    if (!is_step_span(string_field(event, "cat").value_or(""), name)) return std::nullopt;
-    object args;
-    if (!event["args"].get_object().get(args)) {
-      if (auto step = integer_field(args, "step")) return step;
-    }
-    return step_of_step_name(name);
-  }
-
-  // The threads with region spans (only their spans can change a region's
-  // steps), and whether a region span is not where summarize_trace's own
-  // rule puts it: one that crosses a step boundary or its args.step's step.
-  bool find_region_threads() {
-    bool misplaced = false;
-    for (element e : trace_.events()) {
-      object event;
-      if (e.get_object().get(event)) continue;
-      const auto ph = string_field(event, "ph");
-      if (ph != "X" && ph != "B") continue;
-      const std::string_view category = string_field(event, "cat").value_or("");
-      const std::string_view name = string_field(event, "name").value_or("");
-      object args;
-      const bool has_args = !event["args"].get_object().get(args);
-      const bool region =
-          category != "gpu_user_annotation" &&
-          (category == "region" || name.find("region::") != std::string_view::npos ||
-           (has_args && string_field(args, "region")));
-      if (!region) continue;
-      const std::string pid = json_text(event, "pid");
-      region_threads_.insert(pid + "/" + json_text(event, "tid"));
-      auto found = steps_.find(pid);
-      if (misplaced || found == steps_.end()) continue;
-      // B/E pairs are rare in these traces: cut rather than pair them here.
-      const auto ts = number_field(event, "ts");
-      const auto dur = number_field(event, "dur");
-      if (ph == "B" || !ts || !dur) {
-        misplaced = true;
-        continue;
-      }
-      const std::int64_t start = to_ns(*ts);
-      const std::int64_t end = to_ns(*ts + *dur);
-      const std::optional<std::int64_t> declared =
-          has_args ? integer_field(args, "step") : std::nullopt;
-      std::size_t inside = 0;
-      const std::size_t overlaps = found->second.for_each_overlap(
-          start, end, [&](std::int64_t step, std::int64_t a, std::int64_t b) {
-            if (a == start && b == end && (!declared || *declared == step)) ++inside;
-          });
-      misplaced = overlaps > 1 || (overlaps == 1 && inside == 0);
-    }
-    return misplaced;
-  }
-
-  void cut(object event) {
-    const auto ph = string_field(event, "ph");
-    const auto ts = number_field(event, "ts");
-    if (!ph || !ts) return;
-    const std::string_view category = string_field(event, "cat").value_or("");
-    SpanText span{string_field(event, "name").value_or(""), category, json_text(event, "pid"),
-                  json_text(event, "tid"), to_ns(*ts)};
-    const bool step_span = *ph == "X" && step_of_step_span(event);
-    if (!step_span && region_threads_.count(span.pid + "/" + span.tid) == 0) return;
-    if (*ph == "X") {
-      const auto dur = number_field(event, "dur");
-      if (!dur || *dur < 0) return;
-      span.end_ns = to_ns(*ts + *dur);
-      if (auto step = step_of_step_span(event)) {
-        span.step = step;
-        write(span, span.start_ns, span.end_ns, span.step);
-        return;
-      }
-      object args;
-      if (!event["args"].get_object().get(args)) {
-        span.region = string_field(args, "region");
-        span.path = string_field(args, "path");
-        span.step = integer_field(args, "step");
-      }
-      emit(span);
-    } else if (*ph == "B") {
-      open_[span.pid + "/" + span.tid].push_back(std::move(span));
-    } else if (*ph == "E") {
-      auto& stack = open_[span.pid + "/" + span.tid];
-      if (stack.empty()) return;
-      SpanText begin = std::move(stack.back());
-      stack.pop_back();
-      begin.end_ns = std::max(begin.start_ns, to_ns(*ts));
-      emit(begin);
+bool any_misplaced(const TraceSpans& trace, StepsByPid& steps) {
+  for (std::size_t t = 0; t < trace.threads.size(); ++t) {
+    auto found = steps.find(trace.thread_pid[t]);
+    if (found == steps.end()) continue;
+    for (const Span& s : trace.threads[t]) {
+      if (s.region && misplaced(s, found->second)) return true;
     }
   }
+  return false;
+}
 
-  void emit(const SpanText& span) {
-    auto found = steps_.find(span.pid);
-    if (found != steps_.end() &&
-        found->second.for_each_overlap(span.start_ns, span.end_ns,
-                                       [&](std::int64_t step, std::int64_t a, std::int64_t b) {
-                                         write(span, a, b, step);
-                                       }) > 0) {
-      return;
-    }
-    write(span, span.start_ns, span.end_ns, span.step);
+std::vector<Span> cut_thread(const std::vector<Span>& spans, StepIntervals* steps) {
+  std::vector<Span> out;
+  out.reserve(spans.size());
+  for (const Span& s : spans) {
+    const std::size_t pieces =
+        steps == nullptr
+            ? 0
+            : steps->for_each_overlap(s.ts_ns, s.ts_ns + s.dur_ns,
+                                      [&](std::int64_t step, std::int64_t a, std::int64_t b) {
+                                        Span piece = s;
+                                        piece.ts_ns = a;
+                                        piece.dur_ns = b - a;
+                                        piece.step = step;
+                                        out.push_back(piece);
+                                      });
+    if (pieces == 0) out.push_back(s);
   }
-
-  // pid and tid stay the JSON text the input had (a number or a string).
-  void write(const SpanText& span, std::int64_t start_ns, std::int64_t end_ns,
-             std::optional<std::int64_t> step) {
-    json::Writer w(writer_.begin_event());
-    w.begin_object().field("ph", "X").field("name", span.name).field("cat", span.category);
-    if (!span.pid.empty()) w.key("pid").raw_value(span.pid);
-    if (!span.tid.empty()) w.key("tid").raw_value(span.tid);
-    std::string us;
-    json::append_microseconds(us, start_ns);
-    w.key("ts").raw_value(us);
-    us.clear();
-    json::append_microseconds(us, end_ns - start_ns);
-    w.key("dur").raw_value(us);
-    w.key("args").begin_object();
-    if (span.region) w.field("region", *span.region);
-    if (span.path) w.field("path", *span.path);
-    if (step) w.field("step", *step);
-    w.end_object().end_object();
-    writer_.end_event();
-  }
-
-  const ChromeTrace& trace_;
-  std::map<std::string, StepIntervals> steps_;  // pid (JSON text) -> its step spans
-  std::set<std::string> region_threads_;        // "pid/tid"
-  std::map<std::string, std::vector<SpanText>> open_;
-  std::string out_;
-  sdk::ChromeTraceWriter writer_{[this](std::string_view text) { out_ += text; }};
-};
+  nest_spans(out);
+  return out;
+}
 
 }  // namespace
 
-std::optional<std::string> cut_spans_at_steps(const ChromeTrace& trace) {
-  return StepCutter(trace).run();
+std::optional<std::vector<std::vector<Span>>> cut_spans_at_steps(const TraceSpans& trace) {
+  StepsByPid steps;
+  for (const auto& [pid, list] : trace.step_spans) {
+    for (const StepSpan& st : list) steps[pid].add(st.ts_ns, st.end_ns, st.step);
+  }
+  if (steps.empty() || !any_misplaced(trace, steps)) return std::nullopt;
+  std::vector<std::vector<Span>> out(trace.threads.size());
+  for (std::size_t t = 0; t < trace.threads.size(); ++t) {
+    if (!has_region_span(trace.threads[t])) continue;
+    auto found = steps.find(trace.thread_pid[t]);
+    out[t] = cut_thread(trace.threads[t], found == steps.end() ? nullptr : &found->second);
+  }
+  return out;
 }
 
 }  // namespace regiontrace::cli

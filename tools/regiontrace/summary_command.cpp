@@ -6,16 +6,15 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
-#include "chrome_trace_reader.hpp"
 #include "command.hpp"
 #include "region_spelling.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/text_format.hpp"
-#include "step_cut.hpp"
 #include "text_table.hpp"
-#include "trace_event_stream.hpp"
-#include "trace_identity.hpp"
+#include "trace_spans.hpp"
 #include "trace_summary.hpp"
 
 namespace regiontrace::cli {
@@ -140,122 +139,86 @@ std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top) {
 }
 
 // --inside by another spelling (a catalog short name for the trace's full
-// one, or the reverse); summarised again only when the name as given failed.
-std::vector<std::string> inside_by_other_spelling(
-    const std::function<TraceSummary(const SummaryOptions&)>& summarize, TraceSummary& s,
-    const std::string& inside) {
+// one, or the reverse), tried only when the name as given failed.
+std::vector<std::string> inside_by_other_spelling(const TraceSpans& spans, TraceSummary& s,
+                                                  const std::string& inside) {
   std::vector<std::string> tried;
   for (const std::string& other : catalog_spellings(inside)) {
     const bool is_path = other.find('/') != std::string::npos;
-    if (!is_path && !std::binary_search(s.region_names.begin(), s.region_names.end(), other)) {
-      tried.push_back(other);
-      continue;
-    }
-    SummaryOptions retry;
-    retry.inside = other;
-    TraceSummary again = summarize(retry);
-    if (again.inside) {
-      s.inside = std::move(again.inside);
-      return {};
+    if (is_path || std::binary_search(s.region_names.begin(), s.region_names.end(), other)) {
+      s.inside = inside_totals(spans, other);
+      if (s.inside) return {};
     }
     tried.push_back(other);
   }
   return tried;
 }
 
-int run_summary(const SummaryArguments& args) {
-  SummaryOptions options = args.options;
-  // Read one event at a time (memory follows the spans, not the file),
-  // except for --by-step, which cuts spans at step boundaries in the
-  // document it holds.
-  std::optional<ChromeTrace> trace;
-  std::function<TraceSummary(const SummaryOptions&)> summarize = [&args](const SummaryOptions& o) {
-    return summarize_trace_file(args.path, o);
-  };
-  std::optional<ChromeTrace> cut;
-  if (options.by_step) {
-    trace = ChromeTrace::load(args.path);
-    summarize = [&trace](const SummaryOptions& o) { return summarize_trace(*trace, o); };
-    if (auto text = cut_spans_at_steps(*trace)) {
-      cut = ChromeTrace::parse(args.path, *text);
-      options.by_step = false;  // from the cut trace below
-    }
+int no_such_region(const SummaryArguments& args, const TraceSummary& s,
+                   const std::vector<std::string>& tried) {
+  std::string known;
+  for (const auto& name : s.region_names) {
+    known += (known.empty() ? "" : ", ") + terminal_text(name);
   }
-  TraceSummary s = summarize(options);
-  if (trace) {
-    // The document read whole keeps no top-level members: read them.
-    TraceEventStream members(args.path, /*allow_non_finite=*/true);
-    std::string_view event;
-    while (members.next(event)) {
-    }
-    s.unfinished = unfinished_note(args.path, identify_trace(args.path, members.members()));
+  std::cerr << "regiontrace summary: --inside " << args.options.inside;
+  for (const auto& other : tried) std::cerr << " (or " << other << ")";
+  std::cerr << ": " << args.path << " has no region span with that name or path (its regions: "
+            << (known.empty() ? "none" : known) << ")\n";
+  return kExitUsage;
+}
+
+void print_json(const SummaryArguments& args, const TraceSummary& s) {
+  std::string o;
+  json::Writer w(o);
+  w.begin_object()
+      .field("trace", args.path)
+      .field("incomplete", !s.unfinished.empty())
+      .field("events", s.events)
+      .field("spans", s.spans)
+      .field("processes", s.processes)
+      .field("threads", s.threads)
+      .field("unmatched", s.unmatched)
+      .field("wall_us", s.wall_us)
+      .key("regions");
+  write_rows(w, s.regions, args.top);
+  w.key("ops");
+  write_rows(w, s.ops, args.top);
+  w.key("gpu");
+  write_rows(w, s.gpu, args.top);
+  if (args.options.by_step) {
+    w.key("steps");
+    write_steps(w, s.steps, args.top);
   }
-  // Said first, and on standard error: the numbers below are of a part of the run.
-  if (!s.unfinished.empty()) std::cerr << "regiontrace summary: " << s.unfinished << "\n";
-  if (cut) {
-    SummaryOptions steps;
-    steps.by_step = true;
-    s.steps = summarize_trace(*cut, steps).steps;
-  }
-  if (!options.inside.empty() && !s.inside) {
-    const std::vector<std::string> tried = inside_by_other_spelling(summarize, s, options.inside);
-    if (!s.inside) {
-      std::string known;
-      for (const auto& name : s.region_names) {
-        known += (known.empty() ? "" : ", ") + terminal_text(name);
-      }
-      std::cerr << "regiontrace summary: --inside " << options.inside;
-      for (const auto& other : tried) std::cerr << " (or " << other << ")";
-      std::cerr << ": " << args.path << " has no region span with that name or path (its regions: "
-                << (known.empty() ? "none" : known) << ")\n";
-      return kExitUsage;
-    }
-  }
-  for (auto& st : s.steps) order(st.regions, false);
-  if (s.inside) order(s.inside->ops, true);
-  const bool ops_by_self = args.sort != "total";
-  const bool regions_by_self = args.sort == "self";
-  order(s.regions, regions_by_self);
-  order(s.ops, ops_by_self);
-  order(s.gpu, ops_by_self);
-  const double wall_us = s.last_us - s.first_us;
-  if (args.json) {
-    std::string o;
-    json::Writer w(o);
-    w.begin_object()
-        .field("trace", args.path)
-        .field("incomplete", !s.unfinished.empty())
-        .field("events", s.events)
-        .field("spans", s.spans)
-        .field("processes", s.processes)
-        .field("threads", s.threads)
-        .field("unmatched", s.unmatched)
-        .field("wall_us", wall_us)
-        .key("regions");
-    write_rows(w, s.regions, args.top);
-    w.key("ops");
-    write_rows(w, s.ops, args.top);
-    w.key("gpu");
-    write_rows(w, s.gpu, args.top);
-    if (args.options.by_step) {
-      w.key("steps");
-      write_steps(w, s.steps, args.top);
-    }
-    if (s.inside) {
-      w.key("inside")
-          .begin_object()
-          .field("region", s.inside->region)
-          .field("region_spans", s.inside->region_spans)
-          .field("region_total_us", s.inside->region_total_us)
-          .key("ops");
-      write_rows(w, s.inside->ops, args.top);
-      w.end_object();
-    }
+  if (s.inside) {
+    w.key("inside")
+        .begin_object()
+        .field("region", s.inside->region)
+        .field("region_spans", s.inside->region_spans)
+        .field("region_total_us", s.inside->region_total_us)
+        .key("ops");
+    write_rows(w, s.inside->ops, args.top);
     w.end_object();
-    o += '\n';
-    std::cout << o;
-    return kExitOk;
   }
+  w.end_object();
+  o += '\n';
+  std::cout << o;
+}
+
+void print_inside(const SummaryArguments& args, const InsideTotals& inside) {
+  const double region_us = inside.region_total_us;
+  const std::string title = "Ops inside region " + inside.region + " (" +
+                            std::to_string(inside.region_spans) + " spans, " +
+                            fixed(region_us / 1000, 3) + " ms)";
+  if (inside.ops.empty()) std::cout << "\n" << title << ": none\n";
+  print_table(std::cout, title.c_str(), "op", inside.ops, true, args.top, "%_of_region",
+              [region_us](const SpanTotals& r) {
+                return region_us > 0 ? 100 * r.self_us / region_us : 0.0;
+              });
+}
+
+void print_text(const SummaryArguments& args, const TraceSummary& s) {
+  const bool ops_by_self = args.sort != "total";
+  const double wall_us = s.wall_us;
   std::cout << "Trace: " << args.path << "\n  " << s.events << " events, " << s.spans
             << " spans on " << s.threads << (s.threads == 1 ? " thread" : " threads") << " of "
             << s.processes << (s.processes == 1 ? " process, " : " processes, ")
@@ -265,22 +228,35 @@ int run_summary(const SummaryArguments& args) {
   // A region's share of the whole trace's wall time (regions nest, so these
   // do not add up to 100).
   print_table(
-      std::cout, "Region spans", "region", s.regions, regions_by_self, args.top, "%_of_trace",
+      std::cout, "Region spans", "region", s.regions, args.sort == "self", args.top, "%_of_trace",
       [wall_us](const SpanTotals& r) { return wall_us > 0 ? 100 * r.total_us / wall_us : 0.0; });
   print_table(std::cout, "Ops", "op", s.ops, ops_by_self, args.top, "self_%", self_share(s.ops));
   print_table(std::cout, "GPU", "kernel", s.gpu, ops_by_self, args.top, "self_%",
               self_share(s.gpu));
   if (args.options.by_step) print_steps(std::cout, s.steps, args.top);
-  if (s.inside) {
-    const double region_us = s.inside->region_total_us;
-    const std::string title = "Ops inside region " + s.inside->region + " (" +
-                              std::to_string(s.inside->region_spans) + " spans, " +
-                              fixed(region_us / 1000, 3) + " ms)";
-    if (s.inside->ops.empty()) std::cout << "\n" << title << ": none\n";
-    print_table(std::cout, title.c_str(), "op", s.inside->ops, true, args.top, "%_of_region",
-                [region_us](const SpanTotals& r) {
-                  return region_us > 0 ? 100 * r.self_us / region_us : 0.0;
-                });
+  if (s.inside) print_inside(args, *s.inside);
+}
+
+int run_summary(const SummaryArguments& args) {
+  // Read once, one event at a time: memory follows the spans, not the file.
+  const TraceSpans spans = read_trace_spans(args.path);
+  TraceSummary s = summarize_spans(spans, args.options);
+  // Said first, and on standard error: the numbers below are of a part of the run.
+  if (!s.unfinished.empty()) std::cerr << "regiontrace summary: " << s.unfinished << "\n";
+  if (!args.options.inside.empty() && !s.inside) {
+    const std::vector<std::string> tried = inside_by_other_spelling(spans, s, args.options.inside);
+    if (!s.inside) return no_such_region(args, s, tried);
+  }
+  for (auto& st : s.steps) order(st.regions, false);
+  if (s.inside) order(s.inside->ops, true);
+  const bool ops_by_self = args.sort != "total";
+  order(s.regions, args.sort == "self");
+  order(s.ops, ops_by_self);
+  order(s.gpu, ops_by_self);
+  if (args.json) {
+    print_json(args, s);
+  } else {
+    print_text(args, s);
   }
   return kExitOk;
 }

@@ -6,7 +6,7 @@
 #include <regex>
 #include <stdexcept>
 
-#include "chrome_trace_reader.hpp"
+#include "dom_fields.hpp"
 
 namespace regiontrace::cli {
 namespace {

@@ -1,20 +1,7 @@
 // Where the time in a Chrome trace went (`regiontrace summary`): total and self
-// time per region span and per op name.
-//
-// - Spans are complete events (ph X with ts and dur) and matched B/E pairs on
-//   one thread. Spans nest and self time is computed by the rule of
-//   regiontrace/sdk/span_nesting.hpp (the torch_profiler sink's summary uses
-//   the same), per thread (pid, tid).
-// - Region spans follow the conventions every regiontrace sink uses, whoever
-//   wrote them: args.region, or a name `<prefix>.region::<name>` /
-//   `region::<name>` (torch_profiler, timeline), or category "region" (the
-//   memory_snapshot sink's counter trace). They are reported by region name.
-// - Step spans (ProfilerStep#N, step_span.hpp) are not ops: they give the step
-//   of the region spans they contain, when those carry no args.step.
-// - GPU work (category "kernel" or "gpu_*") is reported apart from CPU ops,
-//   since it runs concurrently. "gpu_user_annotation" spans, Kineto's copies
-//   of CPU annotations on the GPU timeline, are left out so regions do not
-//   count twice.
+// time per region span and per op name, from its spans (trace_spans.hpp, which
+// says what a span, a region span and a step span are). GPU work is reported
+// apart from CPU ops, since it runs concurrently.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "chrome_trace_reader.hpp"
+#include "trace_spans.hpp"
 
 namespace regiontrace::cli {
 
@@ -64,8 +51,7 @@ struct TraceSummary {
   std::size_t processes = 0;
   std::size_t threads = 0;
   std::size_t unmatched = 0;  // B without E or E without B
-  double first_us = 0;
-  double last_us = 0;  // end of the latest span or event
+  double wall_us = 0;         // from the first event to the end of the latest span or event
   // Unsorted; the caller orders and cuts them.
   std::vector<SpanTotals> regions;
   std::vector<SpanTotals> ops;
@@ -76,10 +62,11 @@ struct TraceSummary {
   std::string unfinished;                 // unfinished_note() of the file read
 };
 
-TraceSummary summarize_trace(const ChromeTrace& trace, const SummaryOptions& options = {});
-// The same, reading `path` one event at a time (trace_event_stream.hpp):
-// memory holds about 75 bytes per span, not the document. Throws
-// std::runtime_error naming the file for what ChromeTrace refuses.
-TraceSummary summarize_trace_file(const std::string& path, const SummaryOptions& options = {});
+// The tables of `trace`; with options.by_step its steps, spans crossing a
+// step boundary split between them (step_cut.hpp).
+TraceSummary summarize_spans(const TraceSpans& trace, const SummaryOptions& options = {});
+// The ops inside `region`'s spans (a region name or args.path); nullopt
+// when the trace has none.
+std::optional<InsideTotals> inside_totals(const TraceSpans& trace, const std::string& region);
 
 }  // namespace regiontrace::cli

@@ -9,9 +9,10 @@ namespace {
 
 // One entry cache: which registry the cached state belongs to. Plain
 // pointers, so nothing here is destroyed at thread exit before the host ends
-// the thread's open regions.
-thread_local const ThreadRegistry* t_owner = nullptr;
-thread_local ThreadState* t_state = nullptr;
+// the thread's open regions. Initial-exec: no __tls_get_addr call per region
+// (see calls_under_way.hpp).
+thread_local const ThreadRegistry* t_owner __attribute__((tls_model("initial-exec"))) = nullptr;
+thread_local ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 
 }  // namespace
 

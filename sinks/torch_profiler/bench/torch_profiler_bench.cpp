@@ -22,7 +22,9 @@
 // for instruction).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <time.h>
@@ -340,6 +342,42 @@ void BM_Empty(benchmark::State& state) {
   for (auto _ : state) benchmark::ClobberMemory();
 }
 
+namespace prof = torch::autograd::profiler;
+
+// The floors of a selected region's own cost, under the bare profiler
+// started as the sink starts it. First, what libtorch itself does to take a
+// thread out of a running profiler and put it back: its profiler state
+// popped from the thread's debug-info chain and pushed again (the sink's
+// collection on and off is this pair, plus its bookkeeping).
+void BM_FloorProfilerStateSwitch(benchmark::State& state) {
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+  prof::prepareProfiler(config, cpu);
+  prof::enableProfiler(config, cpu);
+  const std::shared_ptr<c10::DebugInfoBase> profiler_state =
+      c10::ThreadLocalDebugInfo::_peek(c10::DebugInfoKind::PROFILER_STATE);
+  for (auto _ : state) {
+    (void)c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+    c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, profiler_state);
+    benchmark::ClobberMemory();
+  }
+  prof::disableProfiler();
+}
+
+// Second, the annotation a user of the bare profiler writes instead of a
+// region: libtorch's own user scope, recorded by the profiler.
+void BM_FloorUserScopeUnderProfiler(benchmark::State& state) {
+  const prof::ProfilerConfig config(prof::ProfilerState::KINETO);
+  const std::set<prof::ActivityType> cpu{prof::ActivityType::CPU};
+  prof::prepareProfiler(config, cpu);
+  prof::enableProfiler(config, cpu);
+  for (auto _ : state) {
+    RECORD_USER_SCOPE("bench_selected");
+    benchmark::ClobberMemory();
+  }
+  prof::disableProfiler();
+}
+
 void BM_RegionNothingConfigured(benchmark::State& state) {
   regiontrace::Options o;
   o.read_environment = false;
@@ -376,6 +414,8 @@ double fastest(const std::vector<double>& v) {
 BENCHMARK(BM_MatmulInterleaved)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
 TP_BENCH(BM_WindowStart, 2);
 TP_BENCH(BM_WindowReopen, 2);
+TP_BENCH(BM_FloorProfilerStateSwitch, 200000);
+TP_BENCH(BM_FloorUserScopeUnderProfiler, 200000);
 TP_BENCH(BM_Empty, 2000000);
 TP_BENCH(BM_RegionNothingConfigured, 2000000);
 TP_BENCH(BM_ConfiguredRegionNotSelected, 2000000);
@@ -503,6 +543,24 @@ int main(int argc, char** argv) {
         "closed: %.3f ms CPU (%.3f median, %.3f median wall)\n",
         m["BM_WindowReopen"].min.cpu / 1e6, m["BM_WindowReopen"].median.cpu / 1e6,
         m["BM_WindowReopen"].median.real / 1e6);
+  }
+  if (g_ops.rounds > 0 && m.count("BM_FloorProfilerStateSwitch") &&
+      m.count("BM_FloorUserScopeUnderProfiler")) {
+    // Why the first op row misses 1.05x: what a region costs beside the
+    // op, against what libtorch itself charges (bench/README.md).
+    const double bare = g_ops.cpu[kBare].min;
+    const auto& sw = m["BM_FloorProfilerStateSwitch"];
+    const auto& scope = m["BM_FloorUserScopeUnderProfiler"];
+    regiontrace::bench::print_verdict(
+        "floor: libtorch's profiler state popped and pushed on a thread (collection off and on)",
+        "ns", sw.min.cpu, Verdict::Goal::kNone, 0, "the op under the bare profiler", bare);
+    regiontrace::bench::print_verdict(
+        "floor: a RECORD_USER_SCOPE under the bare profiler (the annotation its users write)", "ns",
+        scope.min.cpu, Verdict::Goal::kNone, 0, "the op under the bare profiler", bare);
+    regiontrace::bench::print_verdict(
+        "a selected region with nothing inside (collection off and on, span, two markers)", "ns",
+        g_ops.cpu[kEmptyRegion].min, Verdict::Goal::kNone, 0, "the op under the bare profiler",
+        bare);
   }
   if (m.count("BM_Empty") && m.count("BM_ConfiguredRegionNotSelected") &&
       m.count("BM_RegionNothingConfigured")) {

@@ -8,6 +8,7 @@
 #include "memory_record_json.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/text_table.hpp"
 
 namespace regiontrace::memory {
 
@@ -217,13 +218,8 @@ std::string human_bytes(std::int64_t bytes) {
 std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria& criteria,
                                     const std::string& stood_aside_why) const {
   std::vector<std::size_t> order;
-  std::int64_t max_path = 4;
   for (std::size_t i = 0; i < paths_.size(); ++i) {
-    if (paths_[i].calls == 0) continue;
-    order.push_back(i);
-    max_path = std::max<std::int64_t>(
-        max_path, static_cast<std::int64_t>(
-                      sdk::text::terminal_text(paths.path(static_cast<int>(i))).size()));
+    if (paths_[i].calls != 0) order.push_back(i);
   }
   // Most added first: the level at the peak counts everything allocated
   // before the region too (every block of a model shows the same level),
@@ -235,12 +231,15 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return top_added(a) > top_added(b); });
-  const int width = static_cast<int>(std::min<std::int64_t>(max_path, 60));
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof(line), "%-*s %8s %-8s %14s %14s %14s %12s\n", width, "path", "calls",
-                "device", "added at peak", "added at exit", "level at peak", "held");
-  out += line;
+  using Align = sdk::text::Table::Align;
+  sdk::text::Table table(1);
+  table.add_column({"path", Align::kLeft, 0, 60})
+      .add_column({"calls", Align::kRight, 8})
+      .add_column({"device", Align::kLeft, 8})
+      .add_column({"added at peak", Align::kRight, 14})
+      .add_column({"added at exit", Align::kRight, 14})
+      .add_column({"level at peak", Align::kRight, 14})
+      .add_column({"held", Align::kRight, 12});
   const std::string why =
       "stood aside: " + (stood_aside_why.empty()
                              ? std::string("another profiler held libtorch's memory slot")
@@ -248,35 +247,30 @@ std::string RegionSummary::to_table(const RegionPaths& paths, const LeakCriteria
   bool some_partial = false;
   for (std::size_t i : order) {
     const PathStats& p = paths_[i];
+    const std::string& path = paths.path(static_cast<int>(i));
     if (p.unmeasured == p.calls) {
-      const std::string name = sdk::text::terminal_text(paths.path(static_cast<int>(i)));
-      std::snprintf(line, sizeof(line), "%-*s %8s %s\n", width, name.c_str(),
-                    std::to_string(p.calls).c_str(), why.c_str());
-      out += line;
+      table.add_run_on_row({path, std::to_string(p.calls), why});
       continue;
     }
     some_partial = some_partial || p.stood_aside > 0;
-    const std::string name =
-        sdk::text::terminal_text(paths.path(static_cast<int>(i))) + (p.stood_aside > 0 ? "*" : "");
     bool first = true;
     for_each_device(p.devices, [&](int d) {
-      std::snprintf(line, sizeof(line), "%-*s %8s %-8s %14s %14s %14s %12s\n", width,
-                    first ? name.c_str() : "", first ? std::to_string(p.calls).c_str() : "",
-                    device_name(d).c_str(), human_bytes(p.added_peak[d].bytes).c_str(),
-                    human_bytes(p.growth[d].bytes).c_str(), human_bytes(p.peak[d].bytes).c_str(),
-                    first ? human_bytes(p.held_bytes).c_str() : "");
-      out += line;
+      table.add_row({first ? path + (p.stood_aside > 0 ? "*" : "") : "",
+                     first ? std::to_string(p.calls) : "", device_name(d),
+                     human_bytes(p.added_peak[d].bytes), human_bytes(p.growth[d].bytes),
+                     human_bytes(p.peak[d].bytes), first ? human_bytes(p.held_bytes) : ""});
       first = false;
     });
   }
+  std::string out = table.text("");
   if (some_partial) out += "* some calls miss what another profiler took meanwhile; " + why + "\n";
   const std::vector<Suspect> suspects = leak_suspects(criteria);
   out += "leak suspects: ";
   if (suspects.empty()) out += "none";
   for (std::size_t i = 0; i < suspects.size(); ++i) {
     if (i != 0) out += ", ";
-    out +=
-        paths.path(suspects[i].path) + " (+" + human_bytes(suspects[i].verdict.growth_bytes) + ")";
+    out += sdk::text::terminal_text(paths.path(suspects[i].path)) + " (+" +
+           human_bytes(suspects[i].verdict.growth_bytes) + ")";
   }
   out += '\n';
   return out;

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/text_table.hpp"
 
 namespace regiontrace::region_stats {
 namespace {
 
 namespace text = sdk::text;
-using text::padded;
-using text::right;
 
 struct Row {
   std::string label;
@@ -86,7 +85,7 @@ void indented_rows(const std::vector<PathSummary>& regions, std::vector<Row>& ro
     std::map<std::string, std::vector<const PathSummary*>>& children;
     std::vector<Row>& rows;
     void operator()(const PathSummary* p, std::size_t indent, bool full) {
-      rows.push_back({std::string(indent, ' ') + text::terminal_text(full ? p->path : p->name), p});
+      rows.push_back({std::string(indent, ' ') + (full ? p->path : p->name), p});
       auto it = children.find(p->path);
       if (it == children.end()) return;
       for (const PathSummary* c : it->second) (*this)(c, indent + 2, false);
@@ -113,11 +112,8 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
   if (paths == TablePaths::kIndented) {
     indented_rows(report.regions, rows);
   } else {
-    for (const PathSummary& p : report.regions) rows.push_back({text::terminal_text(p.path), &p});
+    for (const PathSummary& p : report.regions) rows.push_back({p.path, &p});
   }
-  std::size_t width = 6;
-  for (const Row& r : rows) width = std::max(width, r.label.size());
-  width += 2;
   char pct[64];
   std::snprintf(pct, sizeof(pct), "%.2f", LogBuckets::kRelativeError * 100);
   std::string out =
@@ -131,24 +127,28 @@ std::string stats_table(const StatsReport& report, TablePaths paths) {
     out += "  no region ended while the sink ran\n";
     return out;
   }
-  out +=
-      "  " + padded("region", width) + right("count", 9) + right("total", 11) + right("% wall", 8);
+  using Align = text::Table::Align;
+  text::Table table;
+  table.add_column({"region", Align::kLeft, 6})
+      .add_column({"count", Align::kRight, 9})
+      .add_column({"total", Align::kRight, 9})
+      .add_column({"% wall", Align::kRight, 6});
   for (const char* h : {"self", "mean", "min", "max", "p50", "p90", "p99"}) {
-    out += right(h, 11);
+    table.add_column({h, Align::kRight, 9});
   }
-  out += '\n';
   for (const Row& r : rows) {
     const PathSummary& s = *r.summary;
-    out += "  " + padded(r.label, width) + right(std::to_string(s.totals.count), 9) +
-           right(text::duration(s.totals.total_ns), 11) +
-           right(percent_of(s.totals.total_ns, report.wall_ns), 8);
+    std::vector<std::string> cells = {r.label, std::to_string(s.totals.count),
+                                      text::duration(s.totals.total_ns),
+                                      percent_of(s.totals.total_ns, report.wall_ns)};
     for (std::int64_t v :
          {s.totals.self_ns, s.totals.mean_ns(), s.totals.min_or_zero(), s.totals.max_ns,
           s.percentile(0.5), s.percentile(0.9), s.percentile(0.99)}) {
-      out += right(text::duration(v), 11);
+      cells.push_back(text::duration(v));
     }
-    out += '\n';
+    table.add_row(std::move(cells));
   }
+  out += table.text();
   return out;
 }
 

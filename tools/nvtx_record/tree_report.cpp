@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/text_table.hpp"
 
 namespace regiontrace::nvtx_record {
 namespace {
@@ -15,44 +18,39 @@ std::string domain_label(const std::string& domain) {
   return domain.empty() ? "(NVTX default domain)" : "\"" + domain + "\"";
 }
 
-std::size_t name_width(const RangeNode& node, std::size_t indent) {
-  std::size_t w = 0;
+void append_rows(sdk::text::Table& table, const RangeNode& node, std::size_t indent) {
   for (const auto& c : node.children) {
-    w = std::max(w, indent + sdk::text::terminal_text(c->name).size() + (c->is_mark ? 2 : 0));
-    w = std::max(w, name_width(*c, indent + 2));
-  }
-  return w;
-}
-
-using sdk::text::padded;
-using sdk::text::right;
-
-void append_rows(std::string& out, const RangeNode& node, std::size_t indent, std::size_t width) {
-  for (const auto& c : node.children) {
-    const std::string label =
-        std::string(indent, ' ') + (c->is_mark ? "* " : "") + sdk::text::terminal_text(c->name);
-    out += "  " + padded(label, width);
-    out += right(std::to_string(c->count), 8);
+    const std::string label = std::string(indent, ' ') + (c->is_mark ? "* " : "") + c->name;
     if (c->is_mark) {
-      out += "  mark\n";
+      table.add_run_on_row({label, std::to_string(c->count), "mark"});
       continue;
     }
-    out += right(sdk::text::duration(c->total_ns), 12);
-    out += right(sdk::text::duration(c->total_ns / static_cast<std::int64_t>(c->count)), 12);
-    out += right(sdk::text::duration(c->min_ns), 12);
-    out += right(sdk::text::duration(c->max_ns), 12);
-    if (c->open != 0) out += "  (" + std::to_string(c->open) + " still open at exit)";
-    out += '\n';
-    append_rows(out, *c, indent + 2, width);
+    std::vector<std::string> cells = {
+        label,
+        std::to_string(c->count),
+        sdk::text::duration(c->total_ns),
+        sdk::text::duration(c->total_ns / static_cast<std::int64_t>(c->count)),
+        sdk::text::duration(c->min_ns),
+        sdk::text::duration(c->max_ns)};
+    if (c->open != 0) {
+      cells.push_back("(" + std::to_string(c->open) + " still open at exit)");
+      table.add_run_on_row(std::move(cells));
+    } else {
+      table.add_row(std::move(cells));
+    }
+    append_rows(table, *c, indent + 2);
   }
 }
 
 void append_table(std::string& out, const std::string& title, const RangeNode& root) {
-  const std::size_t width = std::max<std::size_t>(name_width(root, 0), 5) + 2;
+  using Align = sdk::text::Table::Align;
+  sdk::text::Table table;
+  table.add_column({"range", Align::kLeft, 5}).add_column({"count", Align::kRight, 8});
+  for (const char* h : {"total", "avg", "min", "max"}) table.add_column({h, Align::kRight, 10});
+  table.add_column({""});  // where a range still open at exit says so
+  append_rows(table, root, 0);
   out += title + "\n";
-  out += "  " + padded("range", width) + right("count", 8) + right("total", 12) + right("avg", 12) +
-         right("min", 12) + right("max", 12) + "\n";
-  append_rows(out, root, 0, width);
+  out += table.text();
 }
 
 void write_children(json::Writer& w, const RangeNode& parent);

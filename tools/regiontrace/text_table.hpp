@@ -1,32 +1,15 @@
-// A plain-text table for terminal reports: columns padded to their widest
-// cell, numeric columns right-aligned so digits line up.
+// The CLI's names for the SDK's table (sdk/text_table.hpp), which the sinks'
+// summaries print with too, and the CLI's own number formats.
 #pragma once
 
-#include <ostream>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/text_table.hpp"
 
 namespace regiontrace::cli {
 
-class TextTable {
- public:
-  enum class Align { kLeft, kRight };
-
-  // One header per column; `align` may be shorter (the rest is left-aligned).
-  TextTable(std::vector<std::string> headers, std::vector<Align> align = {});
-
-  void add_row(std::vector<std::string> cells);
-  bool empty() const { return rows_.empty(); }
-  void print(std::ostream& out, const std::string& indent = "  ") const;
-
- private:
-  std::vector<std::string> headers_;
-  std::vector<Align> align_;
-  std::vector<std::vector<std::string>> rows_;
-};
+using TextTable = sdk::text::Table;
 
 // Control characters as escapes (sdk/text_format.hpp); tables apply it to
 // every cell.

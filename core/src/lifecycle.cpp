@@ -23,6 +23,7 @@
 #include "plugin_search_report.hpp"
 #include "region_registry.hpp"
 #include "regiontrace/detail/tensor_dispatch.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "suggest.hpp"
 #include "unfinished_runs.hpp"
@@ -431,9 +432,8 @@ void go_live(const EffectiveConfig& cfg, std::vector<std::unique_ptr<SinkSlot>> 
   Dispatcher::instance().start(std::move(slots));
   g_tensors_wanted.store(tensors);
   if (cfg.flush_interval_s > 0 && Dispatcher::instance().has_flight_recorders()) {
-    flush_thread().start(
-        std::chrono::nanoseconds(static_cast<std::int64_t>(cfg.flush_interval_s * 1e9)),
-        [] { Dispatcher::instance().flush_flight_recorders(); });
+    flush_thread().start(std::chrono::nanoseconds(sdk::units::seconds_to_ns(cfg.flush_interval_s)),
+                         [] { Dispatcher::instance().flush_flight_recorders(); });
   }
   if (cfg.handle_signals) install_signals();
   register_exit_handler();

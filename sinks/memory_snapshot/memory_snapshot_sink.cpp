@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cuda_memory.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 namespace regiontrace::memory {
 namespace {
@@ -166,7 +167,7 @@ void MemorySnapshotSink::on_region_end(const RegionEvent& e) {
   r.held_bytes = table_ ? table_->live_bytes(r.figures.path)
                         : paths_.add_net(r.figures.path, r.figures.exclusive_net);
   if (settings_.rss) {
-    r.resident = process_.sample_at(e.time_ns, settings_.rss_interval_us * 1000);
+    r.resident = process_.sample_at(e.time_ns, sdk::units::us_to_ns(settings_.rss_interval_us));
     r.has_resident = true;
   }
   if (cuda_ && settings_.cuda_allocator_stats) {

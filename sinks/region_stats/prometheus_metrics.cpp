@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "regiontrace/sdk/trace_time.hpp"
+
 namespace regiontrace::region_stats {
 
 std::vector<prometheus::MetricFamily> metric_families(const std::vector<PathSummary>& regions,
@@ -28,7 +30,7 @@ std::vector<prometheus::MetricFamily> metric_families(const std::vector<PathSumm
     m.label = {{"path", p.path}, {"rank", rank_text}, {"region", p.name}};
     prometheus::ClientMetric h = m;
     h.histogram.sample_count = p.totals.count;
-    h.histogram.sample_sum = static_cast<double>(p.totals.total_ns) / 1e9;
+    h.histogram.sample_sum = sdk::units::to_seconds(p.totals.total_ns);
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < bounds_s.size(); ++i) {
       cumulative += i < p.bound_counts.size() ? p.bound_counts[i] : 0;
@@ -40,7 +42,7 @@ std::vector<prometheus::MetricFamily> metric_families(const std::vector<PathSumm
     c.counter.value = static_cast<double>(p.totals.count);
     calls.metric.push_back(std::move(c));
     prometheus::ClientMetric s = m;
-    s.counter.value = static_cast<double>(p.totals.self_ns) / 1e9;
+    s.counter.value = sdk::units::to_seconds(p.totals.self_ns);
     self.metric.push_back(std::move(s));
   }
   return {std::move(durations), std::move(calls), std::move(self)};

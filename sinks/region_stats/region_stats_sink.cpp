@@ -6,6 +6,7 @@
 
 #include "listen_diagnosis.hpp"
 #include "metrics_server.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "regiontrace/sdk/whole_file_writer.hpp"
 #include "stats_json.hpp"
 #include "stats_table.hpp"
@@ -15,7 +16,7 @@ namespace {
 
 std::vector<std::int64_t> bounds_in_ns(const std::vector<double>& seconds) {
   std::vector<std::int64_t> out;
-  for (double s : seconds) out.push_back(static_cast<std::int64_t>(std::llround(s * 1e9)));
+  for (double s : seconds) out.push_back(sdk::units::seconds_to_ns(s));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "regiontrace/sdk/json_writer.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 namespace regiontrace::timeline {
 namespace {
@@ -359,8 +360,8 @@ void TimelineSink::report_losses(const Losses& lost, const TraceTotals* written,
     context_.error("cannot write the timeline (" + failure + "): its " + std::to_string(events) +
                    " events are lost");
   } else if (in.cut) {
-    const double kept_s = static_cast<double>(in.end_ns - in.base_ns) / 1e9;
-    const double run_s = static_cast<double>(run_end_ns - in.base_ns) / 1e9;
+    const double kept_s = sdk::units::to_seconds(in.end_ns - in.base_ns);
+    const double run_s = sdk::units::to_seconds(run_end_ns - in.base_ns);
     char span[96];
     std::snprintf(span, sizeof(span), "the first %.3f s of the run's %.3f s", kept_s, run_s);
     context_.warn("the disk could not hold the whole timeline (" + failure + "): " + path_ +

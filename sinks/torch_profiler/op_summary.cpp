@@ -7,12 +7,15 @@
 
 #include "regiontrace/sdk/json_writer.hpp"
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/text_table.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "slice_times.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
 
 namespace json = regiontrace::json;
+namespace units = sdk::units;
 
 template <typename Key>
 std::vector<OpStats> sorted(std::map<Key, OpStats>& table, bool by_self) {
@@ -27,33 +30,29 @@ std::vector<OpStats> sorted(std::map<Key, OpStats>& table, bool by_self) {
 
 using sdk::text::fixed;
 
-std::string pad(std::string s, std::size_t width, bool left) {
-  if (s.size() > width) s = s.substr(0, width - 3) + "...";
-  const std::string fill(width - s.size(), ' ');
-  return left ? s + fill : fill + s;
-}
+using Align = sdk::text::Table::Align;
 
 void table(std::string& out, const std::string& title, const std::vector<OpStats>& rows,
            std::int64_t total_self, bool shapes, std::size_t max_rows) {
-  std::size_t name_w = 4;
-  for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
-    name_w = std::max(name_w, sdk::text::terminal_text(rows[i].name).size());
-  }
-  name_w = std::min<std::size_t>(name_w, 56);
-  out += title + "\n";
-  out += pad("Name", name_w, true) + pad("Calls", 9, false) + pad("Self ms", 12, false) +
-         pad("Self %", 9, false) + pad("Total ms", 12, false) + pad("Avg us", 11, false) +
-         pad("FLOPs", 16, false) + (shapes ? "  Input shapes" : "") + "\n";
+  sdk::text::Table t;
+  t.add_column({"Name", Align::kLeft, 0, 56, /*cut=*/true})
+      .add_column({"Calls", Align::kRight, 7})
+      .add_column({"Self ms", Align::kRight, 10})
+      .add_column({"Self %", Align::kRight, 7})
+      .add_column({"Total ms", Align::kRight, 10})
+      .add_column({"Avg us", Align::kRight, 9})
+      .add_column({"FLOPs", Align::kRight, 14});
+  if (shapes) t.add_column({"Input shapes"});
   for (std::size_t i = 0; i < rows.size() && i < max_rows; ++i) {
     const OpStats& r = rows[i];
     const double pct = total_self > 0 ? 100.0 * static_cast<double>(r.self_ns) / total_self : 0.0;
-    out +=
-        pad(sdk::text::terminal_text(r.name), name_w, true) +
-        pad(std::to_string(r.calls), 9, false) + pad(fixed(r.self_ns / 1e6, 3), 12, false) +
-        pad(fixed(pct, 1) + "%", 9, false) + pad(fixed(r.total_ns / 1e6, 3), 12, false) +
-        pad(fixed(r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0, 2), 11, false) +
-        pad(std::to_string(r.flops), 16, false) + (shapes ? "  " + r.input_shapes : "") + "\n";
+    t.add_row({r.name, std::to_string(r.calls), fixed(units::to_ms(r.self_ns), 3),
+               fixed(pct, 1) + "%", fixed(units::to_ms(r.total_ns), 3),
+               fixed(r.calls ? units::to_us(r.total_ns) / static_cast<double>(r.calls) : 0.0, 2),
+               std::to_string(r.flops), r.input_shapes});
   }
+  out += title + "\n";
+  out += t.text("");
   if (rows.size() > max_rows) {
     out += "... " + std::to_string(rows.size() - max_rows) +
            " more rows in the .summary.json next to this file\n";
@@ -67,9 +66,9 @@ void stats_json(json::Writer& w, const std::vector<OpStats>& rows, bool shapes) 
     w.begin_object().field("name", r.name);
     if (shapes) w.field("input_shapes", r.input_shapes);
     w.field("calls", r.calls)
-        .field("self_us", r.self_ns / 1e3)
-        .field("total_us", r.total_ns / 1e3)
-        .field("avg_us", r.calls ? r.total_ns / 1e3 / static_cast<double>(r.calls) : 0.0)
+        .field("self_us", units::to_us(r.self_ns))
+        .field("total_us", units::to_us(r.total_ns))
+        .field("avg_us", r.calls ? units::to_us(r.total_ns) / static_cast<double>(r.calls) : 0.0)
         .field("flops", r.flops)
         .end_object();
   }
@@ -161,8 +160,8 @@ std::string summary_text(const OpSummary& summary, const TraceData& data,
   std::string out = "torch_profiler op summary: rank " + std::to_string(data.rank) + ", pid " +
                     std::to_string(data.pid) + ", " + steps_text(data) + "\n";
   out += "trace: " + trace_file + "\n";
-  out += std::to_string(summary.op_calls) + " op calls, " + fixed(summary.self_ns / 1e6, 3) +
-         " ms of op self time\n";
+  out += std::to_string(summary.op_calls) + " op calls, " +
+         fixed(units::to_ms(summary.self_ns), 3) + " ms of op self time\n";
   if (!data.cap_reason.empty()) {
     out += "collection stopped early (" + data.cap_reason +
            "): " + std::to_string(data.ops_refused) + " op calls after that were not recorded\n";
@@ -177,13 +176,16 @@ std::string summary_text(const OpSummary& summary, const TraceData& data,
     table(out, "Device activity by time", summary.device, 0, false, max_rows);
   }
   if (!summary.regions.empty()) {
-    out += "Regions\n";
-    out += pad("Name", 56, true) + pad("Count", 9, false) + pad("Total", 15, false) + "\n";
+    sdk::text::Table t;
+    t.add_column({"Name", Align::kLeft, 56, 56, /*cut=*/true})
+        .add_column({"Count", Align::kRight, 7})
+        .add_column({"Total", Align::kRight, 13});
     for (const RegionStats& r : summary.regions) {
-      out += pad(sdk::text::terminal_text(data.prefix + ".region::" + r.name), 56, true) +
-             pad(std::to_string(r.count), 9, false) +
-             pad(fixed(r.total_ns / 1e6, 3) + " ms", 15, false) + "\n";
+      t.add_row({data.prefix + ".region::" + r.name, std::to_string(r.count),
+                 fixed(units::to_ms(r.total_ns), 3) + " ms"});
     }
+    out += "Regions\n";
+    out += t.text("");
   }
   return out;
 }
@@ -200,7 +202,7 @@ std::string summary_json(const OpSummary& summary, const TraceData& data,
         .field("last", data.last_step)
         .end_object();
   }
-  w.field("op_calls", summary.op_calls).field("self_us", summary.self_ns / 1e3);
+  w.field("op_calls", summary.op_calls).field("self_us", units::to_us(summary.self_ns));
   w.key("ops");
   stats_json(w, summary.by_op, false);
   if (data.record_shapes) {
@@ -214,7 +216,7 @@ std::string summary_json(const OpSummary& summary, const TraceData& data,
     w.begin_object()
         .field("name", r.name)
         .field("count", r.count)
-        .field("total_us", r.total_ns / 1e3)
+        .field("total_us", units::to_us(r.total_ns))
         .end_object();
   }
   w.end_array().end_object();

@@ -267,7 +267,7 @@ std::int64_t earliest(const TraceData& data, const SliceTimes& w) {
   // whole microseconds, so their ts and dur are integers, which viewers add
   // exactly in doubles; a child that ends with its parent then ends with it
   // on screen too, not an ulp after it.
-  return base - (base % 1000 + 1000) % 1000;
+  return base - (base % sdk::units::kNsPerUs + sdk::units::kNsPerUs) % sdk::units::kNsPerUs;
 }
 
 // Kineto's trace_id: 32 hex digits, new for every trace.
@@ -328,10 +328,9 @@ void write_kineto_metadata(json::Writer& w, const TraceData& data) {
 // ranks, pid, clockSync) first, then this sink's.
 void write_regiontrace_member(json::Writer& w, const TraceData& data, const TraceWriteStats& stats,
                               std::int64_t base) {
-  const SinkContext context("torch_profiler", "", data.rank, data.local_rank, data.world_size,
-                            data.pid, nullptr);
+  const sdk::clock_sync::TraceOrigin origin{data.rank, data.local_rank, data.world_size, data.pid};
   w.key("regiontrace").begin_object();
-  sdk::clock_sync::write_trace_members(w, context, "torch_profiler", data.clock_start,
+  sdk::clock_sync::write_trace_members(w, origin, "torch_profiler", data.clock_start,
                                        data.clock_end);
   w.field("prefix", data.prefix)
       .field("torch_version", data.torch_version)

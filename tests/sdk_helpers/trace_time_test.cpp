@@ -41,3 +41,50 @@ TEST(TraceTime, EpochTimesKeepEveryNanosecond) {
 
 }  // namespace
 }  // namespace regiontrace::json
+
+namespace regiontrace::sdk::units {
+namespace {
+
+TEST(Units, NanosecondsToMicrosecondsMillisecondsAndSeconds) {
+  EXPECT_DOUBLE_EQ(to_us(1500), 1.5);
+  EXPECT_DOUBLE_EQ(to_ms(2500000), 2.5);
+  EXPECT_DOUBLE_EQ(to_seconds(3000000000), 3.0);
+  EXPECT_DOUBLE_EQ(to_us(-7), -0.007);
+}
+
+TEST(Units, MicrosecondsAndSecondsToNanoseconds) {
+  EXPECT_EQ(us_to_ns(1000), 1000000);  // an integer setting: exact
+  EXPECT_EQ(us_to_ns(std::int64_t{1700000000000000}), 1700000000000000000);
+  EXPECT_EQ(us_to_ns(1.0015), 1002);  // a double: to the nearest ns
+  EXPECT_EQ(us_to_ns(-2.5), -2500);
+  EXPECT_EQ(seconds_to_ns(0.001), 1000000);
+  EXPECT_EQ(seconds_to_ns(2.5), 2500000000);
+}
+
+TEST(Units, ParseUsReadsWhatAppendMicrosecondsWrote) {
+  for (const std::int64_t ns :
+       {std::int64_t{0}, std::int64_t{7}, std::int64_t{1001}, std::int64_t{-3000},
+        std::int64_t{1733390000123456789}, std::int64_t{-1733390000123456789}}) {
+    std::string text;
+    json::append_microseconds(text, ns);
+    EXPECT_EQ(parse_us(text), ns) << text;
+  }
+}
+
+TEST(Units, ParseUsRoundsAFourthDecimalAndTakesExponents) {
+  EXPECT_EQ(parse_us("1.0005"), 1001);
+  EXPECT_EQ(parse_us("1.00049"), 1000);
+  EXPECT_EQ(parse_us("1.5e3"), 1500000);
+  EXPECT_EQ(parse_us("12"), 12000);
+}
+
+TEST(Units, ParseUsRefusesWhatIsNotANumberOrDoesNotFit) {
+  EXPECT_EQ(parse_us(""), std::nullopt);
+  EXPECT_EQ(parse_us("-"), std::nullopt);
+  EXPECT_EQ(parse_us("12us"), std::nullopt);
+  EXPECT_EQ(parse_us("1e20"), std::nullopt);
+  EXPECT_EQ(parse_us("99999999999999999"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace regiontrace::sdk::units

@@ -586,6 +586,10 @@ def missing_programs(blocks, build_dir, env):
                      "\n" + b.text for b in blocks)
     missing = [f"build/bin/{p}" for p in sorted(set(re.findall(r"\bbuild/bin/([\w-]+)", text)))
                if not os.path.exists(os.path.join(build_dir, "bin", p))]
+    # The project's venv where scripts/install_deps.sh puts it; REGIONTRACE_VENV
+    # may have put it elsewhere.
+    missing += [p for p in sorted(set(re.findall(r"~/[\w./-]*/bin/python3?\b", text)))
+                if not os.path.exists(os.path.expanduser(p))]
     for tool in ("regiontrace", "mpirun", "torchrun", "curl"):
         if re.search(r"(^|[\s;&|(])%s\b" % tool, text, re.M) and \
                 not shutil.which(tool, path=env["PATH"]):

@@ -160,23 +160,11 @@ std::vector<StepBreakdown> step_breakdown(const std::vector<RankRegionTimes>& tr
   return out;
 }
 
-}  // namespace
-
-bool Report::is_profiled(std::int64_t rank, std::int64_t step) const {
-  auto found = profiled.find(rank);
-  if (found == profiled.end()) return false;
-  for (const auto& [first, last] : found->second) {
-    if (step >= first && step <= last) return true;
-  }
-  return false;
-}
-
-Report build_report(const std::vector<RankRegionTimes>& traces,
-                    const std::vector<RankMemoryPeaks>& memory, const ReportCriteria& criteria) {
-  Report report;
-  report.criteria = criteria;
-  // Which rank each trace is; of several traces of one rank (torch_profiler
-  // and timeline of one run), the one with most region spans counts.
+// Which rank each trace is; of several traces of one rank (torch_profiler
+// and timeline of one run), the one with most region spans counts. Returns
+// rank -> index of the trace that counts.
+std::map<std::int64_t, std::size_t> choose_sources(const std::vector<RankRegionTimes>& traces,
+                                                   Report& report) {
   std::map<std::int64_t, std::size_t> chosen;
   for (std::size_t i = 0; i < traces.size(); ++i) {
     ReportSource s;
@@ -206,19 +194,15 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
   // Inputs in rank order (rank 2 before rank 10), as every table has them.
   std::stable_sort(report.sources.begin(), report.sources.end(),
                    [](const ReportSource& a, const ReportSource& b) { return a.rank < b.rank; });
-  report.oversubscribed = oversubscribed_hosts(traces, chosen);
-  report.breakdown = step_breakdown(traces, chosen);
-  for (const ReportSource& s : report.sources) {
-    const RankRegionTimes& t = traces[s.trace];
-    if (t.window_steps) report.profiled[s.rank].push_back(*t.window_steps);
-    for (const auto& [name, samples] : t.counters) {
-      report.counters.push_back({s.rank, name, t.counter_wall_clock, samples});
-    }
-  }
-  std::set<std::int64_t> ranks;
+  return chosen;
+}
+
+// Each region's spread across ranks, per step and for the run, largest first.
+void add_regions(const std::vector<RankRegionTimes>& traces,
+                 const std::map<std::int64_t, std::size_t>& chosen, Report& report) {
+  const ReportCriteria& criteria = report.criteria;
   std::map<std::string, std::map<std::int64_t, std::map<std::int64_t, double>>> by_region;
   for (const auto& [rank, index] : chosen) {
-    ranks.insert(rank);
     const RankRegionTimes& t = traces[index];
     for (const auto& [region, steps] : t.ms) {
       for (const auto& [step, ms] : steps) by_region[region][step][rank] = ms;
@@ -244,9 +228,12 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
   std::stable_sort(
       report.regions.begin(), report.regions.end(),
       [](const RegionReport& a, const RegionReport& b) { return a.total.max > b.total.max; });
+}
+
+// Each region's memory peak per device across ranks, largest first.
+void add_memory(const std::vector<RankMemoryPeaks>& memory, Report& report) {
   std::map<std::pair<std::string, std::string>, std::map<std::int64_t, double>> peaks;
   for (const RankMemoryPeaks& m : memory) {
-    ranks.insert(m.rank);
     for (const auto& [key, bytes] : m.peak_bytes) {
       double& slot = peaks[key][m.rank];
       slot = std::max(slot, static_cast<double>(bytes));
@@ -257,12 +244,44 @@ Report build_report(const std::vector<RankRegionTimes>& traces,
     m.region = key.first;
     m.device = key.second;
     m.peaks = spread(kWholeRun, std::move(values));
-    m.outliers = find_stragglers({m.peaks}, criteria, 0.0);
+    m.outliers = find_stragglers({m.peaks}, report.criteria, 0.0);
     report.memory.push_back(std::move(m));
   }
   std::stable_sort(
       report.memory.begin(), report.memory.end(),
       [](const MemoryReport& a, const MemoryReport& b) { return a.peaks.max > b.peaks.max; });
+}
+
+}  // namespace
+
+bool Report::is_profiled(std::int64_t rank, std::int64_t step) const {
+  auto found = profiled.find(rank);
+  if (found == profiled.end()) return false;
+  for (const auto& [first, last] : found->second) {
+    if (step >= first && step <= last) return true;
+  }
+  return false;
+}
+
+Report build_report(const std::vector<RankRegionTimes>& traces,
+                    const std::vector<RankMemoryPeaks>& memory, const ReportCriteria& criteria) {
+  Report report;
+  report.criteria = criteria;
+  const std::map<std::int64_t, std::size_t> chosen = choose_sources(traces, report);
+  report.oversubscribed = oversubscribed_hosts(traces, chosen);
+  report.breakdown = step_breakdown(traces, chosen);
+  for (const ReportSource& s : report.sources) {
+    const RankRegionTimes& t = traces[s.trace];
+    if (t.window_steps) report.profiled[s.rank].push_back(*t.window_steps);
+    for (const auto& [name, samples] : t.counters) {
+      report.counters.push_back({s.rank, name, t.counter_wall_clock, samples});
+    }
+  }
+  add_regions(traces, chosen, report);
+  add_memory(memory, report);
+  std::set<std::int64_t> ranks;
+  for (const auto& [rank, index] : chosen) ranks.insert(rank);
+  for (const RankMemoryPeaks& m : memory) ranks.insert(m.rank);
   report.ranks.assign(ranks.begin(), ranks.end());
   return report;
 }

@@ -290,106 +290,129 @@ class StreamingWriter {
   }
 
  private:
+  // What copying one input changes in each of its events.
+  struct Rewrite {
+    const Input& in;
+    std::int64_t tid_offset = 0;  // its threads moved apart from the group's other inputs
+    std::string suffix;           // added to its thread names when moved
+  };
+
   void copy_events(Input& in, RankGroup& g) {
     TraceEventStream stream(in.path);
     EventFields fields;
     std::string_view event;
-    const std::int64_t tid_offset = static_cast<std::int64_t>(in.in_group) * kTidOffset;
-    const std::string suffix = " (" + kind_label(in) + ")";
+    const Rewrite rewrite{in, static_cast<std::int64_t>(in.in_group) * kTidOffset,
+                          " (" + kind_label(in) + ")"};
     while (stream.next(event)) {
       if (!fields.parse(event)) {
         throw std::runtime_error(
             in.path + ": event " + std::to_string(stream.events_read() - 1) +
             " is not a well-formed JSON object: " + std::string(event.substr(0, 80)));
       }
-      const auto ph = fields.string("ph");
-      const bool meta = ph && *ph == "M";
-      const std::string pid_text(fields.raw("pid").value_or("0"));
-      std::int64_t pid = 0;
-      if (auto found = g.pid_index.find(pid_text); found != g.pid_index.end()) {
-        pid = found->second;
-      } else {
-        pid = next_pid_++;
-        g.pid_index.emplace(pid_text, pid);
-        g.pids.emplace_back(pid_text, pid);
-      }
-      std::optional<std::string_view> name;
-      if (meta) name = fields.string("name");
-      if (meta && name &&
-          (*name == "process_name" || *name == "process_sort_index" || *name == "process_labels")) {
-        if (*name == "process_name") remember_process_name(g, pid_text, fields);
-        continue;  // replaced by the names written at the end
-      }
-      const bool instant = is_instant(ph);
-      std::string& o = trace_.begin_event();
-      o += "{\"pid\":";
-      json::append_int(o, pid);
-      std::optional<std::int64_t> tid_value;
-      // Members left as they are go out as runs of the original text
-      // (`"key":value,...`), one append per run.
-      const char* run_begin = nullptr;
-      const char* run_end = nullptr;
-      auto flush = [&] {
-        if (run_begin == nullptr) return;
-        o += ',';
-        o.append(run_begin, static_cast<std::size_t>(run_end - run_begin));
-        run_begin = nullptr;
-      };
-      auto key = [&](const EventField& f) {
-        flush();
-        o += ",\"";
-        o += f.key;
-        o += "\":";
-      };
-      for (const EventField& f : fields.fields()) {
-        if (f.key == "pid") {
-          flush();
-          continue;
-        }
-        if (f.key == "ts" && in.final_offset_ns != 0) {
-          if (auto ns = microseconds_text_to_ns(f.value)) {
-            key(f);
-            json::append_microseconds(o, *ns + in.final_offset_ns);
-            continue;
-          }
-        } else if (f.key == "tid" && tid_offset != 0) {
-          std::int64_t tid = 0;
-          if (parse_int(f.value, tid)) {
-            tid_value = tid + tid_offset;
-            key(f);
-            json::append_int(o, *tid_value);
-            continue;
-          }
-        } else if ((f.key == "id" || f.key == "bind_id") && in.slot > 0) {
-          key(f);
-          write_id(o, f.value, in.slot);
-          continue;
-        } else if (f.key == "s" && instant && f.value == "\"g\"") {
-          key(f);
-          o += "\"p\"";
-          continue;
-        } else if (f.key == "args" && tid_offset != 0 && meta && name && *name == "thread_name") {
-          key(f);
-          write_suffixed_name(o, f.value, suffix);
-          continue;
-        }
-        if (run_begin == nullptr) run_begin = f.key.data() - 1;  // the key's opening quote
-        run_end = f.value.data() + f.value.size();
-      }
-      flush();
-      o += '}';
-      if (tid_offset != 0 && tid_value) {
-        const auto track = std::make_pair(pid, *tid_value);
-        if (meta && name && *name == "thread_name") {
-          named_threads_.insert(track);
-        } else if (!meta) {
-          moved_threads_.emplace(track, suffix);
-        }
-      }
-      trace_.end_event();
+      copy_event(fields, g, rewrite);
     }
     in.events = stream.events_read();
     in.members = stream.members();
+  }
+
+  // The merged trace's pid for an input's pid (JSON text), numbered in the
+  // order first seen.
+  std::int64_t pid_of(RankGroup& g, const std::string& pid_text) {
+    if (auto found = g.pid_index.find(pid_text); found != g.pid_index.end()) return found->second;
+    const std::int64_t pid = next_pid_++;
+    g.pid_index.emplace(pid_text, pid);
+    g.pids.emplace_back(pid_text, pid);
+    return pid;
+  }
+
+  void copy_event(const EventFields& fields, RankGroup& g, const Rewrite& r) {
+    const auto ph = fields.string("ph");
+    const bool meta = ph && *ph == "M";
+    const std::string pid_text(fields.raw("pid").value_or("0"));
+    const std::int64_t pid = pid_of(g, pid_text);
+    std::optional<std::string_view> name;
+    if (meta) name = fields.string("name");
+    if (meta && name &&
+        (*name == "process_name" || *name == "process_sort_index" || *name == "process_labels")) {
+      if (*name == "process_name") remember_process_name(g, pid_text, fields);
+      return;  // replaced by the names written at the end
+    }
+    const bool thread_name = meta && name && *name == "thread_name";
+    std::string& o = trace_.begin_event();
+    const auto tid_value = write_members(o, fields, pid, r, is_instant(ph), thread_name);
+    if (r.tid_offset != 0 && tid_value) {
+      const auto track = std::make_pair(pid, *tid_value);
+      if (thread_name) {
+        named_threads_.insert(track);
+      } else if (!meta) {
+        moved_threads_.emplace(track, r.suffix);
+      }
+    }
+    trace_.end_event();
+  }
+
+  // The event with `pid`, its other members rewritten as `r` says or copied
+  // through; returns its tid once moved, when it has one.
+  static std::optional<std::int64_t> write_members(std::string& o, const EventFields& fields,
+                                                   std::int64_t pid, const Rewrite& r, bool instant,
+                                                   bool thread_name) {
+    o += "{\"pid\":";
+    json::append_int(o, pid);
+    std::optional<std::int64_t> tid_value;
+    // Members left as they are go out as runs of the original text
+    // (`"key":value,...`), one append per run.
+    const char* run_begin = nullptr;
+    const char* run_end = nullptr;
+    auto flush = [&] {
+      if (run_begin == nullptr) return;
+      o += ',';
+      o.append(run_begin, static_cast<std::size_t>(run_end - run_begin));
+      run_begin = nullptr;
+    };
+    auto key = [&](const EventField& f) {
+      flush();
+      o += ",\"";
+      o += f.key;
+      o += "\":";
+    };
+    for (const EventField& f : fields.fields()) {
+      if (f.key == "pid") {
+        flush();
+        continue;
+      }
+      if (f.key == "ts" && r.in.final_offset_ns != 0) {
+        if (auto ns = microseconds_text_to_ns(f.value)) {
+          key(f);
+          json::append_microseconds(o, *ns + r.in.final_offset_ns);
+          continue;
+        }
+      } else if (f.key == "tid" && r.tid_offset != 0) {
+        std::int64_t tid = 0;
+        if (parse_int(f.value, tid)) {
+          tid_value = tid + r.tid_offset;
+          key(f);
+          json::append_int(o, *tid_value);
+          continue;
+        }
+      } else if ((f.key == "id" || f.key == "bind_id") && r.in.slot > 0) {
+        key(f);
+        write_id(o, f.value, r.in.slot);
+        continue;
+      } else if (f.key == "s" && instant && f.value == "\"g\"") {
+        key(f);
+        o += "\"p\"";
+        continue;
+      } else if (f.key == "args" && r.tid_offset != 0 && thread_name) {
+        key(f);
+        write_suffixed_name(o, f.value, r.suffix);
+        continue;
+      }
+      if (run_begin == nullptr) run_begin = f.key.data() - 1;  // the key's opening quote
+      run_end = f.value.data() + f.value.size();
+    }
+    flush();
+    o += '}';
+    return tid_value;
   }
 
   static void remember_process_name(RankGroup& g, const std::string& pid_text,

@@ -106,15 +106,29 @@ inline void append_pair(std::string& out, const Pair& p) {
   write_pair(w, p);
 }
 
+// Which process of which run wrote a trace: what write_trace_members needs
+// of a sink's context, so that a writer that has these values (a trace
+// written after the sink's context is gone) need not build a context.
+struct TraceOrigin {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 1;
+  long pid = 0;
+};
+
+inline TraceOrigin origin_of(const SinkContext& context) {
+  return {context.rank(), context.local_rank(), context.world_size(), context.pid()};
+}
+
 // The members of "regiontrace" that every sink writes, into the object `w`
 // has open: a sink adds its own after them.
-inline void write_trace_members(json::Writer& w, const SinkContext& context, std::string_view sink,
+inline void write_trace_members(json::Writer& w, const TraceOrigin& origin, std::string_view sink,
                                 const Pair& start, const Pair& end) {
   w.field("sink", sink)
-      .field("rank", context.rank())
-      .field("local_rank", context.local_rank())
-      .field("world_size", context.world_size())
-      .field("pid", context.pid())
+      .field("rank", origin.rank)
+      .field("local_rank", origin.local_rank)
+      .field("world_size", origin.world_size)
+      .field("pid", origin.pid)
       .field("host", host_name())
       .field("cpus", cpu_list());
   w.key("clockSync").begin_object().key("start");
@@ -122,6 +136,11 @@ inline void write_trace_members(json::Writer& w, const SinkContext& context, std
   w.key("end");
   write_pair(w, end);
   w.end_object();
+}
+
+inline void write_trace_members(json::Writer& w, const SinkContext& context, std::string_view sink,
+                                const Pair& start, const Pair& end) {
+  write_trace_members(w, origin_of(context), sink, start, end);
 }
 
 // Writes `"regiontrace":{...}` (the top-level member described above, no

@@ -1,5 +1,4 @@
 #include "activation_diff.hpp"
-#include "regiontrace/sdk/text_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +6,14 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "name_suggestions.hpp"
+#include "pair_rules.hpp"
+#include "record_stats.hpp"
+#include "tensor_scale.hpp"
+
 namespace regiontrace::cli {
 namespace {
 
-constexpr std::uint32_t kNoMatch = std::numeric_limits<std::uint32_t>::max();
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // A record's alignment key, packed so sorting a million of them is quick.
@@ -70,48 +73,6 @@ bool worse(const ValueDiff& x, const ValueDiff& y) {
   const double ay = std::isnan(y.abs_error) ? kInfinity : y.abs_error;
   if (ax != ay) return ax > ay;
   return x.a_record < y.a_record;  // earlier in A's execution first
-}
-
-std::string strip_quotes(std::string_view text) {
-  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
-    text = text.substr(1, text.size() - 2);
-  }
-  return std::string(text);
-}
-
-// For suggesting the name a module has on the other side.
-using sdk::text::edit_distance;
-
-std::vector<std::string> components(const std::string& name) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = name.find('.', start);
-    out.push_back(name.substr(start, dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
-}
-
-// The option that would align module a (in A) with b (in B), when one is
-// obvious: a prefix on one side, or one dot-separated part named differently.
-std::string alignment_hint(const std::string& a, const std::string& b) {
-  auto ends_with = [](const std::string& s, const std::string& tail) {
-    return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0 &&
-           s[s.size() - tail.size() - 1] == '.';
-  };
-  if (ends_with(a, b)) return "--strip-prefix A=" + a.substr(0, a.size() - b.size());
-  if (ends_with(b, a)) return "--strip-prefix B=" + b.substr(0, b.size() - a.size());
-  const auto pa = components(a);
-  const auto pb = components(b);
-  if (pa.size() != pb.size()) return {};
-  std::size_t differ = pa.size();
-  for (std::size_t i = 0; i < pa.size(); ++i) {
-    if (pa[i] == pb[i]) continue;
-    if (differ != pa.size()) return {};  // more than one part differs
-    differ = i;
-  }
-  return differ == pa.size() ? std::string() : "--map " + pa[differ] + "=" + pb[differ];
 }
 
 }  // namespace
@@ -196,21 +157,6 @@ struct OrderKey {
   }
 };
 
-// How a record pair is compared: its tolerance and, when the two float dtypes
-// differ, the noise of the lower precision.
-struct PairRule {
-  Tolerance tolerance;
-  double extreme_rtol = 0;
-  double noise = 0;                   // 0: the dtypes do not differ
-  const char* noise_dtype = nullptr;  // a string literal of the dtype table
-};
-
-// What a record says about its tensor's size and magnitude.
-struct TensorScale {
-  double abs_mean = std::numeric_limits<double>::quiet_NaN();
-  double numel = std::numeric_limits<double>::quiet_NaN();
-};
-
 class Comparer {
  public:
   Comparer(const ActivationTrace& a, const ActivationTrace& b, const NamePool& names,
@@ -223,7 +169,9 @@ class Comparer {
         exact_(names.size(), false),
         scaled_(names.size(), false),
         extreme_(names.size(), false),
-        totals_(names.size()) {
+        totals_(names.size()),
+        scales_(a, b, names),
+        rules_(a, b, names, options) {
     std::vector<bool> present(names.size(), false);
     for (const auto* t : {&a, &b}) {
       for (const auto& s : t->stats) present[s.name] = true;
@@ -237,8 +185,7 @@ class Comparer {
       selected_[id] = true;
     }
     if (options.dtype) {
-      forced_ = tolerance_for_dtype(*options.dtype);
-      if (!forced_) {
+      if (!rules_.force(*options.dtype)) {
         throw std::invalid_argument("--dtype: unknown dtype '" + *options.dtype +
                                     "' (float32, bfloat16, float16, float64, or torch.<dtype>)");
       }
@@ -262,12 +209,6 @@ class Comparer {
     used_.assign(names.size(), false);
     for (std::uint32_t id = 0; id < names.size(); ++id) used_[id] = present[id] && selected_[id];
     sum_ = names.find("sum");
-    mean_ = names.find("mean");
-    abs_mean_ = names.find("abs_mean");
-    rms_ = names.find("rms");
-    l2_ = names.find("l2");
-    numel_ = names.find("numel");
-    shape_ = names.find("shape");
     dtype_ = names.find("dtype");
     hash_ = names.find("hash");
   }
@@ -295,7 +236,9 @@ class Comparer {
       ++result_.only_in_b_count;
       if (keep(result_.only_in_b.size())) result_.only_in_b.push_back(j);
     }
-    if (result_.names_mismatch) suggest_names(match, b_matched);
+    if (result_.names_mismatch) {
+      result_.closest_names = closest_names(a_, b_, names_, match, b_matched, options_.top);
+    }
     std::sort(earliest_.begin(), earliest_.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& [key, record] : earliest_) {
@@ -314,7 +257,8 @@ class Comparer {
     std::sort(result_.stats.begin(), result_.stats.end(), [&](const auto& x, const auto& y) {
       return names_.name(x.name) < names_.name(y.name);
     });
-    result_.tolerances = std::move(tolerance_uses_);
+    result_.tolerances = std::move(rules_.uses());
+    result_.dtype_mismatches = std::move(rules_.mismatches());
     return std::move(result_);
   }
 
@@ -351,8 +295,8 @@ class Comparer {
     const auto& ra = a_.records[ia];
     const auto& rb = b_.records[ib];
     record_diffs_.clear();
-    const PairRule rule = rule_for(ra, rb);
-    const TensorScale scale = pair_scale(ra, rb);
+    const PairRule rule = rules_.rule_for(ra, rb);
+    const TensorScale scale = scales_.of_pair(ra, rb);
     for (std::uint32_t sa = ra.first_stat; sa < ra.first_stat + ra.stat_count; ++sa) {
       const StatValue& va = a_.stats[sa];
       if (!selected_[va.name]) continue;
@@ -388,172 +332,6 @@ class Comparer {
       earliest_.back() = {key, std::move(record)};
       std::push_heap(earliest_.begin(), earliest_.end(), later);
     }
-  }
-
-  static std::uint32_t find_stat(const ActivationRecord& r, std::uint32_t name,
-                                 const ActivationTrace& t) {
-    if (name == NamePool::kMissing) return kNoMatch;
-    for (std::uint32_t s = r.first_stat; s < r.first_stat + r.stat_count; ++s) {
-      if (t.stats[s].name == name) return s;
-    }
-    return kNoMatch;
-  }
-
-  static double number(const ActivationRecord& r, std::uint32_t name, const ActivationTrace& t) {
-    const auto s = find_stat(r, name, t);
-    if (s == kNoMatch || t.stats[s].kind != StatKind::kNumber) {
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    return t.stats[s].number;
-  }
-
-  TensorScale record_scale(const ActivationRecord& r, const ActivationTrace& t) const {
-    TensorScale s;
-    s.abs_mean = number(r, abs_mean_, t);
-    if (!std::isfinite(s.abs_mean)) s.abs_mean = number(r, rms_, t);  // rms >= abs_mean
-    s.numel = number(r, numel_, t);
-    if (!std::isfinite(s.numel)) {
-      const auto shape = find_stat(r, shape_, t);
-      if (shape != kNoMatch && t.stats[shape].kind == StatKind::kText) {
-        s.numel = shape_numel(t.text(t.stats[shape]));
-      }
-    }
-    if (!std::isfinite(s.numel)) {
-      // The sink's mean is its sum / numel in double: the ratio is exact. A
-      // Python reference's is close enough for a tolerance's scale.
-      const double sum = number(r, sum_, t);
-      const double mean = number(r, mean_, t);
-      if (std::isfinite(sum) && std::isfinite(mean) && mean != 0) {
-        s.numel = std::round(std::fabs(sum / mean));
-      }
-    }
-    if (!std::isfinite(s.numel)) {
-      const double l2 = number(r, l2_, t);
-      const double rms = number(r, rms_, t);
-      if (std::isfinite(l2) && std::isfinite(rms) && rms != 0) {
-        s.numel = std::round((l2 / rms) * (l2 / rms));
-      }
-    }
-    if (!(s.numel >= 1)) s.numel = std::numeric_limits<double>::quiet_NaN();
-    if (!(s.abs_mean > 0) || !std::isfinite(s.abs_mean)) {
-      s.abs_mean = std::numeric_limits<double>::quiet_NaN();
-    }
-    return s;
-  }
-
-  // "[1,16,32]" -> 512; NaN when it is not a list of integers.
-  static double shape_numel(std::string_view text) {
-    if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    double n = 1;
-    double dim = 0;
-    bool digits = false;
-    for (char c : text.substr(1)) {
-      if (c >= '0' && c <= '9') {
-        dim = dim * 10 + (c - '0');
-        digits = true;
-      } else if (c == ',' || c == ']') {
-        if (!digits) return c == ']' && n == 1 ? 1 : std::numeric_limits<double>::quiet_NaN();
-        n *= dim;
-        dim = 0;
-        digits = false;
-      } else if (c != ' ') {
-        return std::numeric_limits<double>::quiet_NaN();
-      }
-    }
-    return n;
-  }
-
-  TensorScale pair_scale(const ActivationRecord& ra, const ActivationRecord& rb) const {
-    const TensorScale sa = record_scale(ra, a_);
-    const TensorScale sb = record_scale(rb, b_);
-    auto larger = [](double x, double y) {
-      if (std::isnan(x)) return y;
-      if (std::isnan(y)) return x;
-      return std::max(x, y);
-    };
-    return {larger(sa.abs_mean, sb.abs_mean), larger(sa.numel, sb.numel)};
-  }
-
-  // The tolerance of a record pair: --dtype's, else the noise of the lower
-  // precision when the two float dtypes differ, else the looser of the two
-  // records' dtypes, else fp32's; --rtol / --atol replace either part.
-  PairRule rule_for(const ActivationRecord& ra, const ActivationRecord& rb) {
-    std::string label;
-    Tolerance tol;
-    PairRule rule;
-    const auto da = record_dtype(ra, a_);
-    const auto db = record_dtype(rb, b_);
-    const bool mixed =
-        da && db && da->noise > 0 && db->noise > 0 && std::string_view(da->name) != db->name;
-    if (mixed) {
-      const auto& low = count_mismatch(*da, *db);
-      rule.noise = low.noise;
-      rule.noise_dtype = low.short_name;
-    }
-    double extreme_rtol = -1;
-    if (forced_) {
-      label = forced_->name;
-      tol = forced_->tolerance;
-    } else {
-      if (mixed) {
-        const double noise = rule.noise;
-        label = std::string(da->name) + " vs " + db->name;
-        tol = {kNoiseTolerance * noise, std::max(da->tolerance.atol, db->tolerance.atol)};
-        extreme_rtol = 2 * kNoiseTolerance * noise;
-      } else if (!da && !db) {
-        const auto fallback = default_dtype_tolerance();
-        label = std::string(fallback.name) + " (no dtype in the records)";
-        tol = fallback.tolerance;
-      } else if (da && db && std::string_view(da->name) != db->name) {
-        label = std::string(da->name) + " vs " + db->name;
-        tol = {std::max(da->tolerance.rtol, db->tolerance.rtol),
-               std::max(da->tolerance.atol, db->tolerance.atol)};
-      } else {
-        const auto& d = da ? *da : *db;
-        label = d.name;
-        tol = d.tolerance;
-      }
-    }
-    if (extreme_rtol < 0 || options_.rtol) extreme_rtol = options_.rtol.value_or(tol.rtol);
-    if (options_.rtol) tol.rtol = *options_.rtol;
-    if (options_.atol) tol.atol = *options_.atol;
-    auto it = std::find_if(tolerance_uses_.begin(), tolerance_uses_.end(),
-                           [&](const ToleranceUse& u) { return u.dtype == label; });
-    if (it == tolerance_uses_.end()) {
-      tolerance_uses_.push_back({label, tol, extreme_rtol, 0});
-      it = tolerance_uses_.end() - 1;
-    }
-    ++it->records;
-    rule.tolerance = tol;
-    rule.extreme_rtol = extreme_rtol;
-    return rule;
-  }
-
-  // Counts a pair of differing float dtypes; returns the lower precision.
-  static const DtypeTolerance& lower(const DtypeTolerance& da, const DtypeTolerance& db) {
-    return da.noise >= db.noise ? da : db;
-  }
-  const DtypeTolerance& count_mismatch(const DtypeTolerance& da, const DtypeTolerance& db) {
-    auto& list = result_.dtype_mismatches;
-    auto it = std::find_if(list.begin(), list.end(), [&](const DtypeMismatch& m) {
-      return m.a == da.name && m.b == db.name;
-    });
-    if (it == list.end()) {
-      const auto& low = lower(da, db);
-      list.push_back({da.name, db.name, low.short_name, low.noise, 0});
-      it = list.end() - 1;
-    }
-    ++it->records;
-    return lower(da, db);
-  }
-
-  std::optional<DtypeTolerance> record_dtype(const ActivationRecord& r,
-                                             const ActivationTrace& t) const {
-    const auto s = find_stat(r, dtype_, t);
-    if (s == kNoMatch || t.stats[s].kind != StatKind::kText) return std::nullopt;
-    return tolerance_for_dtype(strip_quotes(t.text(t.stats[s])));
   }
 
   void compare_values(std::uint32_t ia, std::uint32_t ib, std::uint32_t sa, std::uint32_t sb,
@@ -652,46 +430,6 @@ class Comparer {
     }
   }
 
-  // For each of A's unmatched module names (first seen first), B's unmatched
-  // name closest to it.
-  void suggest_names(const std::vector<std::uint32_t>& match, const std::vector<bool>& b_matched) {
-    std::vector<std::uint32_t> a_names;
-    std::unordered_map<std::uint32_t, std::uint64_t> a_counts;
-    for (std::uint32_t i = 0; i < a_.records.size(); ++i) {
-      if (match[i] != kNoMatch) continue;
-      const auto m = a_.records[i].module;
-      if (a_counts[m]++ == 0) a_names.push_back(m);
-    }
-    std::vector<std::uint32_t> b_names;
-    std::unordered_map<std::uint32_t, bool> b_seen;
-    for (std::uint32_t j = 0; j < b_.records.size(); ++j) {
-      if (b_matched[j]) continue;
-      const auto m = b_.records[j].module;
-      if (!b_seen[m]) {
-        b_seen[m] = true;
-        b_names.push_back(m);
-      }
-    }
-    if (b_names.empty()) return;
-    constexpr std::size_t kMaxCandidates = 2000;  // keeps a huge mismatch quick
-    if (b_names.size() > kMaxCandidates) b_names.resize(kMaxCandidates);
-    const std::size_t shown = options_.top == 0 ? a_names.size() : options_.top;
-    for (std::size_t k = 0; k < a_names.size() && k < shown; ++k) {
-      const auto& name = names_.name(a_names[k]);
-      std::uint32_t best = b_names.front();
-      std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-      for (auto candidate : b_names) {
-        const auto d = edit_distance(name, names_.name(candidate));
-        if (d < best_distance) {
-          best_distance = d;
-          best = candidate;
-        }
-      }
-      result_.closest_names.push_back(
-          {a_names[k], best, a_counts[a_names[k]], alignment_hint(name, names_.name(best))});
-    }
-  }
-
   const ActivationTrace& a_;
   const ActivationTrace& b_;
   const NamePool& names_;
@@ -702,9 +440,9 @@ class Comparer {
   std::vector<bool> extreme_;
   std::vector<bool> used_;
   std::vector<StatTotals> totals_;
-  std::optional<DtypeTolerance> forced_;
-  std::vector<ToleranceUse> tolerance_uses_;
-  std::uint32_t sum_, mean_, abs_mean_, rms_, l2_, numel_, shape_, dtype_, hash_;
+  TensorScales scales_;
+  PairRules rules_;
+  std::uint32_t sum_, dtype_, hash_;
   std::vector<ValueDiff> record_diffs_;
   std::vector<ValueDiff> worst_;
   std::vector<std::pair<OrderKey, DivergentRecord>> earliest_;

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "regiontrace/sdk/trace_time.hpp"
+
 namespace regiontrace::sdk::text {
 
 // `v` with `decimals` digits after the point ("3.142").
@@ -26,14 +28,14 @@ inline std::string fixed(double v, int decimals) {
 // "812 ns", "15.06 us", "2.05 ms", "1.234 s".
 inline std::string duration(std::int64_t ns) {
   char buf[32];
-  if (ns < 1000) {
+  if (ns < units::kNsPerUs) {
     std::snprintf(buf, sizeof(buf), "%lld ns", static_cast<long long>(ns));
-  } else if (ns < 1000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f us", static_cast<double>(ns) / 1e3);
-  } else if (ns < 1000000000) {
-    std::snprintf(buf, sizeof(buf), "%.2f ms", static_cast<double>(ns) / 1e6);
+  } else if (ns < units::kNsPerMs) {
+    std::snprintf(buf, sizeof(buf), "%.2f us", units::to_us(ns));
+  } else if (ns < units::kNsPerS) {
+    std::snprintf(buf, sizeof(buf), "%.2f ms", units::to_ms(ns));
   } else {
-    std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(ns) / 1e9);
+    std::snprintf(buf, sizeof(buf), "%.3f s", units::to_seconds(ns));
   }
   return buf;
 }

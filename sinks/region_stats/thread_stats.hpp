@@ -20,6 +20,7 @@
 #include "log_histogram.hpp"
 #include "region_totals.hpp"
 #include "regiontrace/sdk/events.hpp"
+#include "regiontrace/sdk/thread_table.hpp"
 
 namespace regiontrace::region_stats {
 
@@ -41,7 +42,9 @@ struct PathRecord {
   std::vector<StepTotals> steps;            // oldest first
 };
 
-class ThreadStats {
+// An entry of the SDK's thread table (sdk::ThreadIdentity: the thread's
+// number, OS id and name).
+class ThreadStats : public sdk::ThreadIdentity {
  public:
   // `bounds_ns`: the Prometheus bucket bounds (increasing), counted exactly.
   ThreadStats(std::uint64_t thread_id, std::vector<std::int64_t> bounds_ns, std::size_t max_steps);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace regiontrace::region_stats {
@@ -52,8 +53,6 @@ ThreadRegistry::ThreadRegistry(std::vector<std::int64_t> bounds_ns, std::size_t 
     : bounds_ns_(std::move(bounds_ns)),
       max_steps_(max_steps),
       serial_(register_registry(this)),
-      slots_storage_(std::make_unique<std::array<std::atomic<ThreadStats*>, kSlots>>()),
-      slots_(*slots_storage_),
       folded_(max_steps) {}
 
 ThreadRegistry::~ThreadRegistry() {
@@ -67,29 +66,24 @@ ThreadStats& ThreadRegistry::create(std::uint64_t thread_id) {
   ThreadStats* stats = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::unique_ptr<ThreadStats>& s = threads_[thread_id];
-    if (!s) {
-      s = std::make_unique<ThreadStats>(thread_id, bounds_ns_, max_steps_);
-      if (thread_id < kSlots) slots_[thread_id].store(s.get(), std::memory_order_release);
+    stats = table_.find(thread_id);
+    if (stats == nullptr) {
+      stats =
+          table_.create(thread_id, sdk::this_thread_os_tid(), thread_id, bounds_ns_, max_steps_);
       // A thread already finished that records again is inside its own
       // exit (the host ends its open regions after this sink's hook ran):
       // it keeps this small table, without a hook it could not register now.
       hook = ended_.count(thread_id) == 0;
     }
-    stats = s.get();
   }
   if (hook) t_exit_hooks.entries.emplace_back(serial_, thread_id);
   return *stats;
 }
 
 void ThreadRegistry::finish(std::uint64_t thread_id) {
-  std::unique_ptr<ThreadStats> gone;
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = threads_.find(thread_id);
-  if (it == threads_.end()) return;
-  gone = std::move(it->second);
-  threads_.erase(it);
-  if (thread_id < kSlots) slots_[thread_id].store(nullptr, std::memory_order_release);
+  const std::unique_ptr<ThreadStats> gone = table_.remove(thread_id);
+  if (!gone) return;
   ended_.insert(thread_id);
   std::vector<PathRecord> records = gone->snapshot();
   if (!records.empty()) finished_.push_back(std::move(records));
@@ -103,7 +97,10 @@ std::vector<PathRecord> ThreadRegistry::snapshot(std::uint64_t* folded_threads) 
   std::lock_guard<std::mutex> lock(mutex_);
   if (folded_threads != nullptr) *folded_threads = folded_.threads();
   std::vector<PathRecord> out;
-  for (const auto& [id, stats] : threads_) {
+  std::vector<ThreadStats*> live = table_.all();
+  std::sort(live.begin(), live.end(),
+            [](const ThreadStats* a, const ThreadStats* b) { return a->number < b->number; });
+  for (const ThreadStats* stats : live) {
     std::vector<PathRecord> part = stats->snapshot();
     for (PathRecord& r : part) out.push_back(std::move(r));
   }
@@ -116,7 +113,7 @@ std::vector<PathRecord> ThreadRegistry::snapshot(std::uint64_t* folded_threads) 
 
 std::size_t ThreadRegistry::thread_count() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return threads_.size() + finished_.size();
+  return table_.size() + finished_.size();
 }
 
 std::uint64_t ThreadRegistry::folded_threads() const {

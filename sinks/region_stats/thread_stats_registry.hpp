@@ -1,6 +1,5 @@
-// Finds the calling thread's ThreadStats by the host's small thread number
-// without a lock: a fixed table of atomic pointers for the first kSlots
-// threads, a locked map past that. Readers walk every thread under the lock.
+// Finds the calling thread's ThreadStats by the host's thread number without
+// a lock (the SDK's thread table). Readers walk every thread under the lock.
 //
 // Memory stays bounded under thread churn (a pool that makes a thread per
 // task): when a thread that recorded exits, its statistics leave the live
@@ -10,11 +9,9 @@
 // count, total and percentiles never lose a finished thread.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -35,11 +32,8 @@ class ThreadRegistry {
   ThreadRegistry& operator=(const ThreadRegistry&) = delete;
 
   ThreadStats& for_thread(std::uint64_t thread_id) {
-    if (thread_id < kSlots) {
-      ThreadStats* s = slots_[thread_id].load(std::memory_order_acquire);
-      if (s != nullptr) return *s;
-    }
-    return create(thread_id);
+    ThreadStats* s = table_.find(thread_id);
+    return s != nullptr ? *s : create(thread_id);
   }
   // The thread that recorded as `thread_id` has ended: called on that
   // thread as it exits (for_thread registered the hook), never while it
@@ -56,16 +50,14 @@ class ThreadRegistry {
   std::uint64_t folded_threads() const;
 
  private:
-  static constexpr std::size_t kSlots = 4096;
   ThreadStats& create(std::uint64_t thread_id);
 
   const std::vector<std::int64_t> bounds_ns_;
   const std::size_t max_steps_;
   const std::uint64_t serial_;  // tells this registry to the exit hooks
-  std::unique_ptr<std::array<std::atomic<ThreadStats*>, kSlots>> slots_storage_;
-  std::array<std::atomic<ThreadStats*>, kSlots>& slots_;
-  mutable std::mutex mutex_;
-  std::map<std::uint64_t, std::unique_ptr<ThreadStats>> threads_;
+  // Live threads. The host's thread numbers (below 2^23) all fit.
+  sdk::ThreadTable<ThreadStats> table_;
+  mutable std::mutex mutex_;  // what follows, and a thread's creation and finish
   std::deque<std::vector<PathRecord>> finished_;  // the last kKeptFinished, oldest first
   std::set<std::uint64_t> ended_;                 // thread numbers finished: no exit hook again
   FoldedPaths folded_;

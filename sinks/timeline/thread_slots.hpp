@@ -1,6 +1,5 @@
-// Per-thread recording state, found by the host's small thread number
-// (never reused within a process) with two dependent loads and no lock: a
-// plugin's thread_local would cost a __tls_get_addr call per event.
+// Per-thread recording state, in the SDK's thread table (found by the host's
+// thread number with two dependent loads and no lock).
 #pragma once
 
 #include <atomic>
@@ -10,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "regiontrace/sdk/thread_table.hpp"
 #include "timeline_records.hpp"
 
 namespace regiontrace::timeline {
@@ -26,7 +26,7 @@ struct OpenRegion {
   std::atomic<std::int64_t> seen_ns{0};
 };
 
-struct ThreadSlot {
+struct ThreadSlot : sdk::ThreadIdentity {
   static constexpr int kMaxDepth = 256;  // the host's deepest tracked nesting
 
   // Held while the slot's chunk is written: a thread's spans may be handed
@@ -38,9 +38,6 @@ struct ThreadSlot {
   void unlock() { busy.store(false, std::memory_order_release); }
   std::atomic<bool> busy{false};
 
-  std::uint64_t index = 0;  // in SlotTable::all()
-  long os_tid = 0;
-  std::string name;  // the thread's name when it first recorded
   // Owned by the thread; changed under the exchange's lock while it is
   // open, and taken by close() under the slot's lock once it is closed.
   Chunk* chunk = nullptr;
@@ -60,33 +57,6 @@ struct SlotLock {
   ThreadSlot& slot;
 };
 
-class SlotTable {
- public:
-  static constexpr std::uint64_t kPageBits = 10;
-  static constexpr std::uint64_t kPages = std::uint64_t{1} << 13;  // 8M threads
-
-  SlotTable();
-  ~SlotTable();
-  SlotTable(const SlotTable&) = delete;
-  SlotTable& operator=(const SlotTable&) = delete;
-
-  ThreadSlot* find(std::uint64_t number) const {
-    const std::uint64_t page = number >> kPageBits;
-    if (page >= kPages) return nullptr;
-    const std::atomic<ThreadSlot*>* p = pages_[page].load(std::memory_order_acquire);
-    return p == nullptr ? nullptr
-                        : p[number & ((1u << kPageBits) - 1)].load(std::memory_order_acquire);
-  }
-  // For the host's thread `number`, Linux thread `os_tid` of this process
-  // (its name is read from /proc); null past the table's size.
-  ThreadSlot* create(std::uint64_t number, long os_tid);
-  std::vector<ThreadSlot*> all() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::atomic<std::atomic<ThreadSlot*>*>* pages_;  // kPages entries, mapped
-  std::vector<std::unique_ptr<ThreadSlot>> slots_;
-  std::vector<std::unique_ptr<std::atomic<ThreadSlot*>[]>> page_storage_;
-};
+using SlotTable = sdk::ThreadTable<ThreadSlot>;
 
 }  // namespace regiontrace::timeline

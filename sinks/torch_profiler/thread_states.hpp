@@ -1,7 +1,9 @@
 // What the sink knows about each application thread: the selected regions it
-// has open and the collection window it is attached to. The owning thread
-// changes its state on region events; the thread that finishes a window reads
-// every thread's state, hence the per-thread mutex (uncontended otherwise).
+// has open and the collection window it is attached to, in the SDK's thread
+// table. The owning thread changes its state on region events; the thread
+// that finishes a window reads every thread's state, hence the per-thread
+// mutex (uncontended otherwise). Entries never go: a thread's state outlives
+// it, so a window finishing on another thread never reads freed memory.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "regiontrace/sdk/events.hpp"
+#include "regiontrace/sdk/thread_table.hpp"
 #include "trace_model.hpp"
 
 namespace regiontrace::torch_profiler {
@@ -28,7 +31,7 @@ struct OpenRegion {
   bool clipped_begin = false;
 };
 
-struct ThreadState {
+struct ThreadState : sdk::ThreadIdentity {
   std::mutex mutex;
   std::vector<OpenRegion> frames;           // selected regions open on this thread
   CollectionWindow* window = nullptr;       // attached to (collecting for) this window
@@ -49,28 +52,16 @@ struct ThreadState {
     }
     return *this;
   }
-  // Set once, on the thread itself.
-  std::uint64_t os_tid = 0;
-  std::uint64_t torch_tid = 0;  // RecordFunction's id; 0 until first attached
-  std::string name;
+  std::uint64_t torch_tid = 0;  // RecordFunction's id; 0 until first attached, on the thread
 };
 
-class ThreadRegistry {
- public:
-  // The calling thread's state, created on first use.
-  ThreadState& current();
+using ThreadStates = sdk::ThreadTable<ThreadState>;
 
-  template <typename Fn>
-  void for_each(Fn&& fn) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& t : threads_) fn(*t);
-  }
-
- private:
-  std::mutex mutex_;
-  // Never shrinks: a thread's state outlives it, so a window finishing on
-  // another thread never reads freed memory. One small record per thread.
-  std::vector<std::unique_ptr<ThreadState>> threads_;
-};
+// Thread `number`'s state (an event's thread_id, on the calling thread),
+// made on first use.
+inline ThreadState& state_of(ThreadStates& threads, std::uint64_t number) {
+  ThreadState* t = threads.find(number);
+  return t != nullptr ? *t : *threads.create(number, sdk::this_thread_os_tid());
+}
 
 }  // namespace regiontrace::torch_profiler

@@ -86,7 +86,8 @@ TorchProfilerSink::TorchProfilerSink(const SinkContext& ctx)
   gate_ = schedule_.at(has_step_, step_);
   collecting_.store(gate_.collecting());
   // A step set before the sink started runs from now on.
-  if (has_step_) open_step_ = {true, step_, steady_now(), threads_.current().os_tid};
+  if (has_step_)
+    open_step_ = {true, step_, steady_now(), static_cast<std::uint64_t>(sdk::this_thread_os_tid())};
   saw_step_ = has_step_;
 }
 
@@ -101,7 +102,7 @@ void TorchProfilerSink::on_region_routed(const RegionInfo& info) {
 }
 
 void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
-  ThreadState& ts = threads_.current();
+  ThreadState& ts = state_of(threads_, e.thread_id);
   OpenRegion r;
   r.id = e.id;
   r.begin_ns = e.time_ns;
@@ -149,7 +150,7 @@ void TorchProfilerSink::on_region_begin(const RegionEvent& e) {
 }
 
 void TorchProfilerSink::on_region_end(const RegionEvent& e) {
-  ThreadState& ts = threads_.current();
+  ThreadState& ts = state_of(threads_, e.thread_id);
   CollectionWindow* left_empty = nullptr;  // the last attached thread left it
   {
     std::lock_guard<std::mutex> lock(ts.mutex);
@@ -182,7 +183,10 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
 void TorchProfilerSink::on_step(const StepEvent& e) {
   const bool has_step = e.step != kNoStep;
   const StepDecision d = schedule_.at(has_step, e.step);
-  const std::uint64_t caller = threads_.current().os_tid;
+  ThreadState& caller_state = state_of(threads_, e.thread_id);
+  // Thread 0, past the host's tracked threads, is every such thread's: its own id.
+  const std::uint64_t caller = static_cast<std::uint64_t>(
+      e.thread_id != 0 ? caller_state.os_tid : sdk::this_thread_os_tid());
   {
     std::lock_guard<std::mutex> control(control_);
     // The previous step ends here, before a window this step ends is written.
@@ -215,7 +219,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
   // starts collection here and now; other threads start at their next
   // selected region.
   if (collecting_.load()) {
-    ThreadState& ts = threads_.current();
+    ThreadState& ts = caller_state;
     bool wanted = false;
     {
       std::lock_guard<std::mutex> lock(ts.mutex);
@@ -302,7 +306,8 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
   const AttachResult r = w.session().attach_current_thread();
   if (r == AttachResult::kForeignProfiler) {
     if (!warned_foreign_.exchange(true)) {
-      ctx_.warn("the application runs the torch profiler itself on thread " + ts.name +
+      ctx_.warn("the application runs the torch profiler itself on thread " + ts.name + " (" +
+                std::to_string(ts.os_tid) + ")" +
                 ": torch_profiler stands aside on that thread while it does (libtorch allows "
                 "one profiler per thread); its regions there are not collected");
     }
@@ -434,7 +439,8 @@ void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int
                                                    const char* reason,
                                                    std::vector<RegionSpan>* spans,
                                                    std::vector<CollectionMarker>* markers) {
-  threads_.for_each([&](ThreadState& ts) {
+  for (ThreadState* t : threads_.all()) {
+    ThreadState& ts = *t;
     std::lock_guard<std::mutex> lock(ts.mutex);
     if (ts.records_window == &w) {
       std::move(ts.spans.begin(), ts.spans.end(), std::back_inserter(*spans));
@@ -454,7 +460,7 @@ void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int
       markers->push_back({false, ts.os_tid, now, reason});
       ts.window = nullptr;
     }
-  });
+  }
 }
 
 std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(

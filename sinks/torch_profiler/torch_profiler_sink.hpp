@@ -95,7 +95,7 @@ class TorchProfilerSink : public Sink {
   TorchProfilerSettings settings_;
   StepSchedule schedule_;
   bool per_window_ = false;  // trace_per_window, without a schedule
-  ThreadRegistry threads_;
+  ThreadStates threads_;
   // Trace exports, one job each, run in order on the SDK writer's thread so
   // formatting and compressing a large trace never runs on the
   // application's thread. Started on first use: many runs export nothing.

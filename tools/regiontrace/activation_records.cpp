@@ -1,19 +1,14 @@
 #include "activation_records.hpp"
 
 #include <simdjson.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 
+#include "activation_lines.hpp"
 #include "dom_json_writer.hpp"
-#include "gzip_io.hpp"
-#include "json_number_repair.hpp"
 #include "regiontrace/sdk/json_writer.hpp"
 
 namespace regiontrace::cli {
@@ -41,13 +36,11 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
+constexpr const char* kChromeTrace =
+    "a Chrome/Perfetto trace, not an activation trace (`regiontrace summary` reads those)";
+
 // Doubles hold integers exactly up to 2^53; larger ones (hashes) stay text.
 constexpr double kExactIntegerLimit = 9007199254740992.0;
-
-// Records are a few hundred bytes; a longer line is some other document (a
-// one-line Chrome trace, binary data) and is refused rather than buffered.
-constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
-constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 
 enum class Role : std::uint8_t {
   kModule,
@@ -125,25 +118,18 @@ void count_occurrences(std::vector<ActivationRecord>& records) {
 
 class TraceLoader {
  public:
-  TraceLoader(const std::string& path, NamePool& names) : names_(names) { trace_.path = path; }
+  TraceLoader(const std::string& path, NamePool& names) : names_(names), lines_(path) {
+    trace_.path = path;
+  }
 
   ActivationTrace load() {
-    const int fd = open_input_file(trace_.path);
-    gzFile in = gzdopen(fd, "rb");
-    if (in == nullptr) {
-      close(fd);
-      throw std::runtime_error(trace_.path + ": cannot open: " + std::strerror(errno));
-    }
-    try {
-      read_lines(in);
-    } catch (...) {
-      gzclose(in);
-      throw;
-    }
-    gzclose(in);
+    lines_.read([this](element doc) { add(doc); },
+                [](std::string_view line) {
+                  return looks_like_chrome_trace(line) ? std::string(kChromeTrace) : std::string();
+                });
     if (trace_.records.empty()) {
       throw std::runtime_error(
-          trace_.path + (line_ == 0 ? ": empty file" : ": no activation records") +
+          trace_.path + (lines_.line() == 0 ? ": empty file" : ": no activation records") +
           ": not an activation trace (one JSON object per line with \"module\" and "
           "\"tensor\", as the activation_trace sink writes)");
     }
@@ -152,93 +138,6 @@ class TraceLoader {
   }
 
  private:
-  // Reads through zlib (plain files pass through unchanged) in chunks, so
-  // memory is bounded by the records kept, not by the input: a FIFO,
-  // /dev/zero or a one-line JSON document stops at the first line longer than
-  // kMaxLineBytes instead of filling memory.
-  void read_lines(gzFile in) {
-    // Lines are parsed in place: simdjson may read SIMDJSON_PADDING bytes past
-    // a line's end, which the buffer always holds.
-    std::string buffer(kMaxLineBytes + kChunkBytes + simdjson::SIMDJSON_PADDING, '\0');
-    std::size_t filled = 0;
-    bool at_end = false;
-    while (!at_end || filled > 0) {
-      if (!at_end) {
-        const int n = gzread(in, buffer.data() + filled, static_cast<unsigned>(kChunkBytes));
-        if (n < 0) {
-          int code = 0;
-          const char* message = gzerror(in, &code);
-          throw std::runtime_error(
-              trace_.path + ": cannot read: " + (code == Z_ERRNO ? std::strerror(errno) : message));
-        }
-        filled += static_cast<std::size_t>(n);
-        at_end = n == 0;
-        // The records kept grow with the text: a gzip bomb of short lines
-        // is refused at the limit instead of filling memory.
-        read_bytes_ += static_cast<std::uint64_t>(n);
-        if (read_bytes_ > max_input_bytes()) throw std::runtime_error(input_too_large(trace_.path));
-      }
-      std::size_t pos = 0;
-      while (pos < filled) {
-        std::size_t length = std::string_view(buffer.data() + pos, filled - pos).find('\n');
-        if (length == std::string_view::npos) {
-          if (!at_end) break;  // the rest of this line comes with the next chunk
-          length = filled - pos;
-        }
-        ++line_;
-        if (length > kMaxLineBytes) fail_long_line();
-        parse_line(buffer, pos, length);
-        pos += length + 1;
-      }
-      if (pos >= filled) {
-        filled = 0;
-        continue;
-      }
-      if (filled - pos > kMaxLineBytes) {
-        ++line_;
-        fail_long_line();
-      }
-      std::memmove(buffer.data(), buffer.data() + pos, filled - pos);
-      filled -= pos;
-    }
-  }
-
-  [[noreturn]] void fail_long_line() const {
-    fail("line longer than " + std::to_string(kMaxLineBytes >> 20) +
-         " MiB: not an activation trace (a record is one short JSON object per line)");
-  }
-
-  void parse_line(const std::string& buffer, std::size_t pos, std::size_t length) {
-    const std::string_view text(buffer.data() + pos, length);
-    if (is_blank(text)) return;
-    if (text.find('\0') != std::string_view::npos) fail("binary data: not an activation trace");
-    auto parsed =
-        parser_.parse(simdjson::padded_string_view(text.data(), text.size(), buffer.size() - pos));
-    if (parsed.error()) {
-      parse_repaired(text, parsed.error());
-    } else {
-      add(parsed.value_unsafe());
-    }
-  }
-
-  static bool is_blank(std::string_view s) {
-    return s.find_first_not_of(" \t\r") == std::string_view::npos;
-  }
-
-  [[noreturn]] void fail(const std::string& why) const {
-    throw std::runtime_error(trace_.path + ":" + std::to_string(line_) + ": " + why);
-  }
-
-  void parse_repaired(std::string_view line, simdjson::error_code first_error) {
-    const simdjson::padded_string repaired(repair_json_numbers(line));
-    auto parsed = parser_.parse(repaired);
-    if (parsed.error()) {
-      if (looks_like_chrome_trace(line)) fail_chrome_trace();
-      fail(std::string("malformed JSON (") + simdjson::error_message(first_error) + ")");
-    }
-    add(parsed.value_unsafe());
-  }
-
   const KeyRole& classify(std::size_t position, std::string_view key) {
     if (position < key_cache_.size() && key_cache_[position].key == key) {
       return key_cache_[position];
@@ -258,18 +157,16 @@ class TraceLoader {
             line.find("\"module\"") == std::string_view::npos);
   }
 
-  [[noreturn]] void fail_chrome_trace() const {
-    fail("a Chrome/Perfetto trace, not an activation trace (`regiontrace summary` reads those)");
-  }
+  [[noreturn]] void fail(const std::string& why) const { lines_.fail(why); }
 
   void add(element doc) {
     if (doc.type() != element_type::OBJECT) fail("expected a JSON object per line");
     if (doc["traceEvents"].error() == simdjson::SUCCESS ||
         (doc["ph"].error() == simdjson::SUCCESS && doc["module"].error() != simdjson::SUCCESS)) {
-      fail_chrome_trace();
+      fail(kChromeTrace);
     }
     ActivationRecord record;
-    record.line = line_;
+    record.line = lines_.line();
     record.first_stat = static_cast<std::uint32_t>(trace_.stats.size());
     bool has_module = false;
     bool has_tensor = false;
@@ -408,12 +305,10 @@ class TraceLoader {
 
   NamePool& names_;
   ActivationTrace trace_;
-  simdjson::dom::parser parser_;
+  ActivationLineReader lines_;
   std::vector<KeyRole> key_cache_;
   std::string scratch_;
   std::size_t arena_mark_ = 0;
-  std::uint32_t line_ = 0;
-  std::uint64_t read_bytes_ = 0;  // text read so far, inflated
 };
 
 }  // namespace

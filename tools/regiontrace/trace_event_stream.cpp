@@ -68,9 +68,10 @@ TraceEventStream::TraceEventStream(const std::string& path, bool allow_non_finit
 TraceEventStream::~TraceEventStream() = default;
 
 void TraceEventStream::check_json(std::string_view text, const std::string& what) {
-  // What summary and diff refuse, merge would copy and write: the same
-  // parser decides (simdjson, with the number repair summary applies), so a
-  // merged file holds nothing summary or Python's json refuses.
+  // Events are read as fields (EventFields), which take more than JSON:
+  // simdjson decides (with the number repair), so summary, report and merge
+  // refuse the same text, and a merged file holds nothing Python's json
+  // refuses.
   if (!simdjson::validate_utf8(text.data(), text.size())) fail(what + " is not valid UTF-8");
   simdjson::dom::element parsed;
   const simdjson::error_code error = parser_.parse(text.data(), text.size()).get(parsed);
@@ -281,12 +282,6 @@ bool TraceEventStream::next(std::string_view& event) {
   pos_ = end;
   ++events_;
   return true;
-}
-
-void TraceEventStream::finish() {
-  std::string_view event;
-  while (next(event)) {
-  }
 }
 
 }  // namespace regiontrace::cli

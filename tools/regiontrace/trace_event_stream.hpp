@@ -1,14 +1,14 @@
 // Reads a Chrome / Perfetto trace (`.json` or `.json.gz`) one event at a time,
-// never holding more than one chunk of the file and the event in hand: merge
-// and report handle traces larger than memory this way.
+// never holding more than one chunk of the file and the event in hand:
+// summary, merge and report handle traces larger than memory this way.
 //
 // It walks the top-level object (or bare array) itself: members before
 // "traceEvents" are the header, members after it the trailer; each member's
-// value and each event are returned as their raw JSON text, each checked
-// as summary's reader checks the whole file (simdjson, with its number
-// repair): what summary refuses, merge and report refuse too, with the byte
-// offset, and a merged file is valid JSON. Callers parse what they need
-// (EventFields, or simdjson for small parts).
+// value and each event are returned as their raw JSON text, each checked by
+// simdjson (with its number repair): what one command refuses, the others
+// refuse too, with the byte offset, and a merged file is valid JSON. Callers
+// parse what they need (TraceEventReader's records, EventFields, or
+// simdjson for small parts).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,8 @@ class TraceEventStream {
  public:
   // Throws std::runtime_error naming the path when it cannot be opened or
   // does not start like a trace. `allow_non_finite`: a bare NaN or Infinity
-  // (Python's json.dumps) passes, read as summary's reader reads it, for a
-  // caller that copies nothing out (summary); merge and report refuse it.
+  // (Python's json.dumps) passes, read as no number, for a caller that
+  // copies nothing out (summary); merge and report refuse it.
   explicit TraceEventStream(const std::string& path, bool allow_non_finite = false);
   ~TraceEventStream();
   TraceEventStream(const TraceEventStream&) = delete;
@@ -37,8 +37,6 @@ class TraceEventStream {
   // one. Throws std::runtime_error naming the file and the byte offset on
   // malformed input.
   bool next(std::string_view& event);
-  // Reads the rest of the file (the trailer), discarding events.
-  void finish();
 
   const std::string& path() const { return path_; }
   // Top-level members as (key, raw JSON value): the header once constructed,

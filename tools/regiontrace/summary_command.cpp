@@ -1,8 +1,6 @@
 // `regiontrace summary trace.json.gz`: the top region spans and ops of a
 // Chrome trace by total and self time, as tables or (--json) one object.
 #include <algorithm>
-#include <cstdio>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,8 +9,7 @@
 
 #include "command.hpp"
 #include "region_spelling.hpp"
-#include "regiontrace/sdk/json_writer.hpp"
-#include "regiontrace/sdk/text_format.hpp"
+#include "summary_output.hpp"
 #include "text_table.hpp"
 #include "trace_spans.hpp"
 #include "trace_summary.hpp"
@@ -28,9 +25,6 @@ struct SummaryArguments {
   SummaryOptions options;
 };
 
-// "a 12.300 ms, b 4.100 ms" for the largest regions of a step.
-std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top);
-
 void order(std::vector<SpanTotals>& rows, bool by_self) {
   std::sort(rows.begin(), rows.end(), [by_self](const SpanTotals& a, const SpanTotals& b) {
     const double x = by_self ? a.self_us : a.total_us;
@@ -38,104 +32,6 @@ void order(std::vector<SpanTotals>& rows, bool by_self) {
     if (x != y) return x > y;
     return a.name < b.name;
   });
-}
-
-using sdk::text::fixed;
-
-double sum_self(const std::vector<SpanTotals>& rows) {
-  double sum = 0;
-  for (const auto& r : rows) sum += r.self_us;
-  return sum;
-}
-
-// `percent` gives each row's share for the percentage column.
-void print_table(std::ostream& out, const char* title, const char* first_column,
-                 const std::vector<SpanTotals>& rows, bool by_self, std::size_t top,
-                 const char* percent_label,
-                 const std::function<double(const SpanTotals&)>& percent) {
-  if (rows.empty()) return;
-  const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
-  out << "\n" << title << " (by " << (by_self ? "self" : "total") << " time";
-  if (shown < rows.size()) out << ", top " << shown << " of " << rows.size();
-  out << "):\n";
-  using A = TextTable::Align;
-  TextTable table(
-      {first_column, "calls", "total_ms", "self_ms", percent_label, "avg_us", "min_us", "max_us"},
-      {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto& r = rows[i];
-    table.add_row({r.name, std::to_string(r.calls), fixed(r.total_us / 1000, 3),
-                   fixed(r.self_us / 1000, 3), fixed(percent(r), 1),
-                   fixed(r.total_us / static_cast<double>(r.calls), 1), fixed(r.min_us, 1),
-                   fixed(r.max_us, 1)});
-  }
-  table.print(out);
-}
-
-// Share of the summed self time of all rows: where the thread's time went.
-std::function<double(const SpanTotals&)> self_share(const std::vector<SpanTotals>& rows) {
-  const double sum = sum_self(rows);
-  return [sum](const SpanTotals& r) { return sum > 0 ? 100 * r.self_us / sum : 0.0; };
-}
-
-void write_rows(json::Writer& w, const std::vector<SpanTotals>& rows, std::size_t top) {
-  const std::size_t shown = top == 0 ? rows.size() : std::min(top, rows.size());
-  w.begin_array();
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto& r = rows[i];
-    w.begin_object()
-        .field("name", r.name)
-        .field("category", r.category)
-        .field("calls", r.calls)
-        .field("total_us", r.total_us)
-        .field("self_us", r.self_us)
-        .field("avg_us", r.total_us / static_cast<double>(r.calls))
-        .field("min_us", r.min_us)
-        .field("max_us", r.max_us)
-        .end_object();
-  }
-  w.end_array();
-}
-
-void write_steps(json::Writer& w, const std::vector<StepTotals>& steps, std::size_t top) {
-  w.begin_array();
-  for (const StepTotals& step : steps) {
-    w.begin_object()
-        .field("step", step.step)
-        .field("wall_us", step.wall_us)
-        .field("wall_from", step.from_step_span ? "step span" : "region spans")
-        .key("regions");
-    write_rows(w, step.regions, top);
-    w.end_object();
-  }
-  w.end_array();
-}
-
-void print_steps(std::ostream& out, const std::vector<StepTotals>& steps, std::size_t top) {
-  out << "\nSteps (wall time, and the regions with the most total time):\n";
-  if (steps.empty()) {
-    out << "  no steps: no region span carries args.step and there are no step spans\n";
-    return;
-  }
-  using A = TextTable::Align;
-  TextTable table({"step", "wall_ms", "from", "top regions (total ms)"},
-                  {A::kRight, A::kRight, A::kLeft, A::kLeft});
-  for (const auto& st : steps) {
-    table.add_row(
-        {std::to_string(st.step), fixed(st.wall_us / 1000, 3),
-         st.from_step_span ? "step span" : "regions",
-         top_regions(st.regions, top == 0 ? st.regions.size() : std::min<std::size_t>(top, 5))});
-  }
-  table.print(out);
-}
-
-std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top) {
-  std::string text;
-  for (std::size_t i = 0; i < rows.size() && i < top; ++i) {
-    if (i > 0) text += ", ";
-    text += rows[i].name + " " + fixed(rows[i].total_us / 1000, 3);
-  }
-  return text;
 }
 
 // --inside by another spelling (a catalog short name for the trace's full
@@ -167,76 +63,6 @@ int no_such_region(const SummaryArguments& args, const TraceSummary& s,
   return kExitUsage;
 }
 
-void print_json(const SummaryArguments& args, const TraceSummary& s) {
-  std::string o;
-  json::Writer w(o);
-  w.begin_object()
-      .field("trace", args.path)
-      .field("incomplete", !s.unfinished.empty())
-      .field("events", s.events)
-      .field("spans", s.spans)
-      .field("processes", s.processes)
-      .field("threads", s.threads)
-      .field("unmatched", s.unmatched)
-      .field("wall_us", s.wall_us)
-      .key("regions");
-  write_rows(w, s.regions, args.top);
-  w.key("ops");
-  write_rows(w, s.ops, args.top);
-  w.key("gpu");
-  write_rows(w, s.gpu, args.top);
-  if (args.options.by_step) {
-    w.key("steps");
-    write_steps(w, s.steps, args.top);
-  }
-  if (s.inside) {
-    w.key("inside")
-        .begin_object()
-        .field("region", s.inside->region)
-        .field("region_spans", s.inside->region_spans)
-        .field("region_total_us", s.inside->region_total_us)
-        .key("ops");
-    write_rows(w, s.inside->ops, args.top);
-    w.end_object();
-  }
-  w.end_object();
-  o += '\n';
-  std::cout << o;
-}
-
-void print_inside(const SummaryArguments& args, const InsideTotals& inside) {
-  const double region_us = inside.region_total_us;
-  const std::string title = "Ops inside region " + inside.region + " (" +
-                            std::to_string(inside.region_spans) + " spans, " +
-                            fixed(region_us / 1000, 3) + " ms)";
-  if (inside.ops.empty()) std::cout << "\n" << title << ": none\n";
-  print_table(std::cout, title.c_str(), "op", inside.ops, true, args.top, "%_of_region",
-              [region_us](const SpanTotals& r) {
-                return region_us > 0 ? 100 * r.self_us / region_us : 0.0;
-              });
-}
-
-void print_text(const SummaryArguments& args, const TraceSummary& s) {
-  const bool ops_by_self = args.sort != "total";
-  const double wall_us = s.wall_us;
-  std::cout << "Trace: " << args.path << "\n  " << s.events << " events, " << s.spans
-            << " spans on " << s.threads << (s.threads == 1 ? " thread" : " threads") << " of "
-            << s.processes << (s.processes == 1 ? " process, " : " processes, ")
-            << fixed(wall_us / 1000, 3) << " ms from first to last event\n";
-  if (s.unmatched > 0) std::cout << "  " << s.unmatched << " unmatched B/E events ignored\n";
-  if (s.spans == 0) std::cout << "  no spans (ph X or B/E) in this trace\n";
-  // A region's share of the whole trace's wall time (regions nest, so these
-  // do not add up to 100).
-  print_table(
-      std::cout, "Region spans", "region", s.regions, args.sort == "self", args.top, "%_of_trace",
-      [wall_us](const SpanTotals& r) { return wall_us > 0 ? 100 * r.total_us / wall_us : 0.0; });
-  print_table(std::cout, "Ops", "op", s.ops, ops_by_self, args.top, "self_%", self_share(s.ops));
-  print_table(std::cout, "GPU", "kernel", s.gpu, ops_by_self, args.top, "self_%",
-              self_share(s.gpu));
-  if (args.options.by_step) print_steps(std::cout, s.steps, args.top);
-  if (s.inside) print_inside(args, *s.inside);
-}
-
 int run_summary(const SummaryArguments& args) {
   // Read once, one event at a time: memory follows the spans, not the file.
   const TraceSpans spans = read_trace_spans(args.path);
@@ -253,10 +79,11 @@ int run_summary(const SummaryArguments& args) {
   order(s.regions, args.sort == "self");
   order(s.ops, ops_by_self);
   order(s.gpu, ops_by_self);
+  const SummaryView view{args.path, args.top, args.sort, args.options.by_step};
   if (args.json) {
-    print_json(args, s);
+    std::cout << summary_json(s, view);
   } else {
-    print_text(args, s);
+    print_summary_text(std::cout, s, view);
   }
   return kExitOk;
 }

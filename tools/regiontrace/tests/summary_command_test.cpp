@@ -451,8 +451,7 @@ TEST_F(SummaryCommand, ByStepSplitsASpanAtTheStepBoundary) {
 
 // Times are read from their text in integer nanoseconds, as the sinks write
 // them: at a monotonic clock's 1e12 us a double is 1e-4 us coarse, and
-// first-to-last, per-step and --inside figures drifted with it (0.6 us came
-// out as 0.6000000238418579).
+// first-to-last, per-step and --inside figures drifted with it.
 TEST_F(SummaryCommand, TimesAreReadExactlyInNanoseconds) {
   const std::string base = "1000000000000";
   auto event = [&](const std::string& name, const std::string& cat, const std::string& ts,
@@ -461,24 +460,25 @@ TEST_F(SummaryCommand, TimesAreReadExactlyInNanoseconds) {
            "\",\"pid\":1,\"tid\":1,\"ts\":" + base + ts + ",\"dur\":" + dur + ",\"args\":" + args +
            "}";
   };
-  const std::string text = "{\"traceEvents\":[" +
-                           event("ProfilerStep#0", "user_annotation", ".100", "1.000", "{}") + "," +
-                           event("regiontrace.region::denoise", "user_annotation", ".200", "0.300",
-                                 "{\"region\":\"denoise\",\"path\":\"denoise\"}") +
-                           "," + event("aten::mm", "cpu_op", ".300", "0.100", "{}") + "," +
-                           event("regiontrace.region::denoise", "user_annotation", ".600", "0.300",
-                                 "{\"region\":\"denoise\",\"path\":\"denoise\"}") +
-                           "]}";
-  const std::string path = dir_.file("wall_clock.json");
+  const std::string region = "{\"region\":\"denoise\",\"path\":\"denoise\"}";
+  const std::string text =
+      "{\"traceEvents\":[" + event("ProfilerStep#0", "user_annotation", ".100", "0.600", "{}") +
+      "," + event("regiontrace.region::denoise", "user_annotation", ".200", "0.300", region) + "," +
+      event("aten::mm", "cpu_op", ".200", "0.100", "{}") + "," +
+      event("aten::mm", "cpu_op", ".300", "0.200", "{}") + "," +
+      event("regiontrace.region::denoise", "user_annotation", ".550", "0.150", region) + "]}";
+  const std::string path = dir_.file("monotonic_clock.json");
   write_file(path, text);
   const json s = run_cli_json("summary --json --by-step --inside denoise " + shell_quoted(path), 0);
-  EXPECT_EQ(s["wall_us"].get<double>(), 1.0) << s.dump(1);
-  expect_row(s["regions"], "denoise", 2, 0.6, 0.5);
+  // Each was a sum or difference of doubles: 0.5999755859375,
+  // 0.44999999999999996, 0.30000000000000004.
+  EXPECT_EQ(s["wall_us"].get<double>(), 0.6) << s.dump(1);
+  expect_row(s["regions"], "denoise", 2, 0.45, 0.15);
   ASSERT_EQ(s["steps"].size(), 1u) << s.dump(1);
-  EXPECT_EQ(s["steps"][0]["wall_us"].get<double>(), 1.0);
-  EXPECT_EQ(s["steps"][0]["regions"][0]["total_us"].get<double>(), 0.6);
-  EXPECT_EQ(s["inside"]["region_total_us"].get<double>(), 0.6);
-  EXPECT_EQ(s["inside"]["ops"][0]["total_us"].get<double>(), 0.1);
+  EXPECT_EQ(s["steps"][0]["wall_us"].get<double>(), 0.6);
+  EXPECT_EQ(s["steps"][0]["regions"][0]["total_us"].get<double>(), 0.45);
+  EXPECT_EQ(s["inside"]["region_total_us"].get<double>(), 0.45);
+  EXPECT_EQ(s["inside"]["ops"][0]["total_us"].get<double>(), 0.3);
 }
 
 // Issue 35: short names work wherever a name is read, --inside too: the

@@ -31,5 +31,5 @@ The video:        $out/video/video.gif
 Parity demo (finds the layer where two runs diverge):
   build/bin/video_pipeline --profile config/profiles/parity.yaml --trace-dir /tmp/ref
   build/bin/video_pipeline --profile config/profiles/parity.yaml --trace-dir /tmp/port --perturb-block 3
-  build/bin/regiontrace diff /tmp/ref/activations_rank0_*.jsonl /tmp/port/activations_rank0_*.jsonl
+  build/bin/regiontrace diff /tmp/port/activations_rank0_*.jsonl /tmp/ref/activations_rank0_*.jsonl
 MSG

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "regiontrace/sdk/trace_time.hpp"
+
 namespace regiontrace::cli {
 
 struct EventField {
@@ -46,9 +48,7 @@ std::optional<std::string> decode_json_string(std::string_view escaped);
 // `open`, or 0 when the text ends first.
 std::size_t json_string_end(const char* text, std::size_t open, std::size_t size);
 
-// A JSON number's text in microseconds, as integer nanoseconds; exact for up
-// to three decimals (what regiontrace and Kineto write). nullopt when the
-// text is not a number.
-std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text);
+// A JSON number's microsecond text as integer nanoseconds: sdk::units::parse_us
+// (regiontrace/sdk/trace_time.hpp), the one parser sinks and the CLI share.
 
 }  // namespace regiontrace::cli

@@ -107,7 +107,7 @@ std::optional<std::int64_t> write_rewritten_event(std::string& o, const EventFie
       continue;
     }
     if (f.key == "ts" && r.ts_offset_ns != 0) {
-      if (auto ns = microseconds_text_to_ns(f.value)) {
+      if (auto ns = sdk::units::parse_us(f.value)) {
         key(f);
         json::append_microseconds(o, *ns + r.ts_offset_ns);
         continue;

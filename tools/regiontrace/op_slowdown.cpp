@@ -4,7 +4,7 @@
 #include <limits>
 #include <utility>
 
-#include "trace_event.hpp"
+#include "trace_event_reader.hpp"
 
 namespace regiontrace::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "event_fields.hpp"
 #include "step_overlap.hpp"
 #include "step_span.hpp"
-#include "trace_event.hpp"
+#include "trace_event_reader.hpp"
 #include "trace_identity.hpp"
 
 namespace regiontrace::cli {

@@ -84,7 +84,7 @@ void probe(Input& in, const MergeOptions& options) {
       if (ph && *ph == "M") continue;
       const auto ts = fields.raw("ts");
       if (!ts) continue;
-      const auto ns = microseconds_text_to_ns(*ts);
+      const auto ns = sdk::units::parse_us(*ts);
       if (!ns) continue;
       if (!in.first_ts_ns || *ns < *in.first_ts_ns) in.first_ts_ns = ns;
       if (!options.align_on_mark.empty() && is_instant(ph) &&

@@ -8,7 +8,7 @@
 
 #include "regiontrace/sdk/span_nesting.hpp"
 #include "step_span.hpp"
-#include "trace_event.hpp"
+#include "trace_event_reader.hpp"
 #include "trace_identity.hpp"
 
 namespace regiontrace::cli {

@@ -1,4 +1,4 @@
-#include "trace_event.hpp"
+#include "trace_event_reader.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -26,7 +26,7 @@ std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
 
 std::optional<std::int64_t> nanoseconds(std::optional<std::string_view> text) {
   if (!text) return std::nullopt;
-  return microseconds_text_to_ns(*text);
+  return sdk::units::parse_us(*text);
 }
 
 }  // namespace

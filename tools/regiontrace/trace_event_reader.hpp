@@ -1,7 +1,7 @@
 // One Chrome / Perfetto trace event as every trace reader of the CLI sees it
 // (summary, its --by-step cut, report): the members they use, with times in
 // integer nanoseconds read exactly from the microsecond text
-// (microseconds_text_to_ns), so that sums and step boundaries match the
+// (sdk::units::parse_us), so that sums and step boundaries match the
 // sinks' own integer arithmetic instead of drifting through doubles.
 //
 // TraceEventReader streams the file (TraceEventStream): memory holds one

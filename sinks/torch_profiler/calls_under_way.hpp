@@ -1,7 +1,7 @@
 // The gate's calls into libtorch's profiler that are under way, on every
 // thread, so that a session is finished only once no thread still writes
 // into its events; and the ops the profiler started and has not ended, per
-// gate slot (profiler_session.cpp), so that a slot is reused only once every
+// gate slot (session_slots.hpp), so that a slot is reused only once every
 // op that will end through it has.
 //
 // The gate counts each call (an op's start and its end; a 32x32 matmul makes

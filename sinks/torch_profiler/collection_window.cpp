@@ -1,21 +1,16 @@
 #include "collection_window.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <utility>
+
+#include "regiontrace/sdk/clock_sync.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
 
-std::int64_t read_clock(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // CLOCK_REALTIME minus CLOCK_MONOTONIC, read between two monotonic reads.
 std::int64_t realtime_minus_monotonic() {
+  using sdk::clock_sync::read_clock;
   const std::int64_t m0 = read_clock(CLOCK_MONOTONIC);
   const std::int64_t r = read_clock(CLOCK_REALTIME);
   const std::int64_t m1 = read_clock(CLOCK_MONOTONIC);

@@ -6,9 +6,10 @@
 // in that thread's callback list; only that thread, and threads that inherit
 // its thread-local state (autograd engine workers, at::launch tasks, JIT
 // forks), record ops. This class starts the profiler on a thread of its own,
-// registers a gated copy of the profiler's callback for every thread, and
-// attaches an application thread (pushes the session's state onto its debug
-// info) while it is inside a selected region; detaching pops it. The gate
+// registers a gated copy of the profiler's callback for every thread
+// (callback_gate.hpp), and attaches an application thread (pushes the
+// session's state onto its debug info) while it is inside a selected
+// region; detaching pops it. The gate
 // records an op only on a thread that carries the live state. That is
 // collection switched on and off in a fraction of a microsecond, per thread,
 // without restarting the profiler per region and without

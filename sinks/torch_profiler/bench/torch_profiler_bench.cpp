@@ -135,7 +135,7 @@ int op_batch() {
 // compared: with 20 for the op alone and 300 for the op outside every
 // region, the round-by-round ratio showed the latter 6-8% "faster" than the
 // op alone. More ops than the sink lets its gate refuse in a row before
-// switching it off (kRefusalsToSwitchOff in profiler_session.cpp), so that
+// switching it off (kRefusalsToSwitchOff in callback_gate.hpp), so that
 // kOutside times the ops of a stretch outside every window.
 constexpr int kOpWarmup = 300;
 // Fewer than that: kJustOutside times the ops before the gate switches off.

@@ -72,7 +72,10 @@ class ThreadTable {
   ThreadTable& operator=(const ThreadTable&) = delete;
 
   // The entry for thread `number`, or null: none yet, or past the table.
+  // The first 1024 thread numbers (most programs' every thread) are one load
+  // from the table itself; later ones go through the page directory.
   T* find(std::uint64_t number) const {
+    if (number < kPageSize) return first_[number].load(std::memory_order_acquire);
     const std::uint64_t page = number >> kPageBits;
     if (page >= kPages) return nullptr;
     const std::atomic<T*>* p = __atomic_load_n(&pages_[page], __ATOMIC_ACQUIRE);
@@ -86,14 +89,7 @@ class ThreadTable {
     const std::uint64_t page = number >> kPageBits;
     if (page >= kPages) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-    std::atomic<T*>* p = pages_[page];  // written under mutex_ only
-    if (p == nullptr) {
-      page_storage_.emplace_back(new std::atomic<T*>[kPageSize]);
-      p = page_storage_.back().get();
-      for (std::size_t i = 0; i < kPageSize; ++i) p[i].store(nullptr, std::memory_order_relaxed);
-      __atomic_store_n(&pages_[page], p, __ATOMIC_RELEASE);
-    }
-    std::atomic<T*>& entry = p[number & kPageMask];
+    std::atomic<T*>& entry = slot_locked(number);
     if (T* existing = entry.load(std::memory_order_relaxed)) return existing;
     auto made = std::make_unique<T>(std::forward<Args>(args)...);
     made->number = number;
@@ -111,9 +107,7 @@ class ThreadTable {
     const std::uint64_t page = number >> kPageBits;
     if (page >= kPages) return nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-    std::atomic<T*>* p = pages_[page];
-    if (p == nullptr) return nullptr;
-    T* raw = p[number & kPageMask].exchange(nullptr, std::memory_order_acq_rel);
+    T* raw = slot_locked(number).exchange(nullptr, std::memory_order_acq_rel);
     if (raw == nullptr) return nullptr;
     auto it = std::find_if(entries_.begin(), entries_.end(),
                            [raw](const std::unique_ptr<T>& e) { return e.get() == raw; });
@@ -154,8 +148,23 @@ class ThreadTable {
     return static_cast<PageEntry*>(p);
   }
 
+  // The entry of thread `number` (within the table), its page made if need be.
+  std::atomic<T*>& slot_locked(std::uint64_t number) {
+    if (number < kPageSize) return first_[number];
+    const std::uint64_t page = number >> kPageBits;
+    std::atomic<T*>* p = pages_[page];  // written under mutex_ only
+    if (p == nullptr) {
+      page_storage_.emplace_back(new std::atomic<T*>[kPageSize]);
+      p = page_storage_.back().get();
+      for (std::size_t i = 0; i < kPageSize; ++i) p[i].store(nullptr, std::memory_order_relaxed);
+      __atomic_store_n(&pages_[page], p, __ATOMIC_RELEASE);
+    }
+    return p[number & kPageMask];
+  }
+
   mutable std::mutex mutex_;
-  PageEntry* pages_;  // kPages entries, mapped
+  std::atomic<T*> first_[kPageSize] = {};  // thread numbers below kPageSize
+  PageEntry* pages_;                       // kPages entries, mapped; page 0 unused
   std::vector<std::unique_ptr<T>> entries_;
   std::vector<std::unique_ptr<std::atomic<T*>[]>> page_storage_;
   std::uint64_t next_index_ = 0;

@@ -1,7 +1,5 @@
 #include "torch_profiler_sink.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,15 +10,15 @@
 
 #include "device_properties.hpp"
 #include "fastvideo_layout.hpp"
+#include "regiontrace/sdk/clock.hpp"
 #include "trace_export.hpp"
 
 namespace regiontrace::torch_profiler {
 namespace {
 
+// CLOCK_MONOTONIC, the clock RegionEvent::time_ns is in.
 std::int64_t steady_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);  // the clock RegionEvent::time_ns uses
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  return sdk::clock::monotonic_ns();
 }
 
 RegionSpan span_of(OpenRegion& r, std::uint64_t tid, std::int64_t end_ns) {

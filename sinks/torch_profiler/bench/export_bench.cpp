@@ -13,6 +13,7 @@
 //
 //   build/bin/regiontrace_torch_export_bench
 #include <ATen/ATen.h>
+#include <ftw.h>
 #include <sys/wait.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <unistd.h>
@@ -43,6 +44,15 @@ struct Figures {
   double file_bytes = 0;
   double stop_s = 0;  // Kineto: disableProfiler() alone, which any exporter of its events waits for
 };
+
+// Not std::filesystem::remove_all: some PyPI libtorch builds export their
+// own copy of it (tests/support/remove_tree.hpp says why that breaks).
+void remove_folder(const std::filesystem::path& dir) {
+  ::nftw(
+      dir.c_str(),
+      [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
+      FTW_DEPTH | FTW_PHYS);
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -122,7 +132,7 @@ template <typename Fn>
 Figures in_child(Fn fn, long n) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("regiontrace_export_bench_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
+  remove_folder(dir);
   std::filesystem::create_directories(dir);
   int fds[2];
   if (pipe(fds) != 0) std::exit(1);
@@ -143,7 +153,7 @@ Figures in_child(Fn fn, long n) {
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  std::filesystem::remove_all(dir);
+  remove_folder(dir);
   Figures f;
   if (got <= 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
       std::sscanf(buf, "%lf %lf %lf %lf", &f.blocked_s, &f.rss_growth, &f.file_bytes, &f.stop_s) !=

@@ -1,4 +1,5 @@
 #include "fastvideo_layout.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -150,8 +151,8 @@ std::string fastvideo_summary_json(const TraceData& data) {
     w.begin_object()
         .field("name", r.name)
         .field("shapes", r.shapes)
-        .field("self_device_us", static_cast<double>(r.self_device_ns) / 1e3)
-        .field("device_us", static_cast<double>(r.device_ns) / 1e3)
+        .field("self_device_us", sdk::units::to_us(r.self_device_ns))
+        .field("device_us", sdk::units::to_us(r.device_ns))
         .field("count", r.count)
         .end_object();
   }

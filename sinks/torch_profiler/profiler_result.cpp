@@ -1,4 +1,5 @@
 #include "profiler_result.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <kineto/ActivityType.h>
 
@@ -19,7 +20,7 @@ std::int64_t start_ns(const KinetoEvent& e) {
 #if defined(REGIONTRACE_TP_KINETO_EVENT_NS)
   return static_cast<std::int64_t>(e.startNs());
 #else
-  return static_cast<std::int64_t>(e.startUs()) * 1000;
+  return sdk::units::us_to_ns(e.startUs());
 #endif
 }
 
@@ -27,7 +28,7 @@ std::int64_t duration_ns(const KinetoEvent& e) {
 #if defined(REGIONTRACE_TP_KINETO_EVENT_NS)
   return static_cast<std::int64_t>(e.durationNs());
 #else
-  return static_cast<std::int64_t>(e.durationUs()) * 1000;
+  return sdk::units::us_to_ns(e.durationUs());
 #endif
 }
 

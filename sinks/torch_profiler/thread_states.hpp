@@ -53,6 +53,9 @@ struct ThreadState : sdk::ThreadIdentity {
     return *this;
   }
   std::uint64_t torch_tid = 0;  // RecordFunction's id; 0 until first attached, on the thread
+
+  // The OS thread id as traces carry it (`tid`).
+  std::uint64_t trace_tid() const { return static_cast<std::uint64_t>(os_tid); }
 };
 
 using ThreadStates = sdk::ThreadTable<ThreadState>;

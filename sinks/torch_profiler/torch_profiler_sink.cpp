@@ -1,4 +1,5 @@
 #include "torch_profiler_sink.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -158,7 +159,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
     OpenRegion r = std::move(*(it - 1));
     ts.frames.erase(it - 1);
     if (r.window != nullptr) {
-      RegionSpan s = span_of(r, ts.os_tid, e.time_ns);
+      RegionSpan s = span_of(r, ts.trace_tid(), e.time_ns);
       s.unwinding = e.unwinding;
       ts.records_for(r.window).spans.push_back(std::move(s));
       ProfilerSession::charge(1);  // a trace event, like an op
@@ -168,7 +169,7 @@ void TorchProfilerSink::on_region_end(const RegionEvent& e) {
       CollectionWindow* attached = ts.window;
       ts.window = nullptr;
       if (ProfilerSession::detach_current_thread() && attached != nullptr) {
-        ts.records_for(attached).markers.push_back({false, ts.os_tid, e.time_ns, "region"});
+        ts.records_for(attached).markers.push_back({false, ts.trace_tid(), e.time_ns, "region"});
         ProfilerSession::charge(1);
       }
       if (attached != nullptr && attached->thread_detached()) left_empty = attached;
@@ -184,7 +185,7 @@ void TorchProfilerSink::on_step(const StepEvent& e) {
   ThreadState& caller_state = state_of(threads_, e.thread_id);
   // Thread 0, past the host's tracked threads, is every such thread's: its own id.
   const std::uint64_t caller = static_cast<std::uint64_t>(
-      e.thread_id != 0 ? caller_state.os_tid : sdk::this_thread_os_tid());
+      e.thread_id != 0 ? caller_state.trace_tid() : sdk::this_thread_os_tid());
   {
     std::lock_guard<std::mutex> control(control_);
     // The previous step ends here, before a window this step ends is written.
@@ -319,7 +320,7 @@ void TorchProfilerSink::attach(ThreadState& ts, CollectionWindow& w, std::int64_
     w.add_participant(&ts);
   }
   if (r == AttachResult::kAttached) {
-    ts.records_for(&w).markers.push_back({true, ts.os_tid, time_ns, reason});
+    ts.records_for(&w).markers.push_back({true, ts.trace_tid(), time_ns, reason});
     ProfilerSession::charge(1);
   }
   ts.window = &w;
@@ -412,7 +413,7 @@ void TorchProfilerSink::say_window_closed(const CollectionWindow& w, const char*
                       : why == "size_cap" ? "its event or size budget was reached"
                                           : reason;
   char ms[32];
-  std::snprintf(ms, sizeof(ms), "%.1f", static_cast<double>(steady_now() - w.started_ns()) / 1e6);
+  std::snprintf(ms, sizeof(ms), "%.1f", sdk::units::to_ms(steady_now() - w.started_ns()));
   ctx_.info("collection window " + std::to_string(number) + " closed (" + words + ") after " + ms +
             " ms" + (w.phase() == StepPhase::kWarmup ? "" : "; writing its trace"));
 }
@@ -448,14 +449,14 @@ void TorchProfilerSink::take_thread_records_locked(CollectionWindow& w, std::int
     for (OpenRegion& f : ts.frames) {
       if (f.window != &w) continue;
       OpenRegion copy = f;
-      RegionSpan s = span_of(copy, ts.os_tid, now);
+      RegionSpan s = span_of(copy, ts.trace_tid(), now);
       s.open_at_end = true;
       spans->push_back(std::move(s));
       f.window = nullptr;
     }
     if (ts.window == &w) {
       // Still attached: it detaches at its last region's end, recording nothing more.
-      markers->push_back({false, ts.os_tid, now, reason});
+      markers->push_back({false, ts.trace_tid(), now, reason});
       ts.window = nullptr;
     }
   }
@@ -503,8 +504,8 @@ std::shared_ptr<ExportRequest> TorchProfilerSink::export_request(
   d.spans = std::move(spans);
   d.markers = std::move(markers);
   for (const ThreadState* t : rec.participants) {
-    d.threads.push_back({t->os_tid, t->name});
-    if (t->torch_tid != 0) req->trace_tids[t->torch_tid] = t->os_tid;
+    d.threads.push_back({t->trace_tid(), t->name});
+    if (t->torch_tid != 0) req->trace_tids[t->torch_tid] = t->trace_tid();
   }
   req->path_base = next_path_base(rec);
   return req;

@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "gzip_io.hpp"
 #include "list_option.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "trace_merge.hpp"
 
 namespace regiontrace::cli {
@@ -14,7 +15,7 @@ namespace {
 
 std::string signed_ms(double us) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%+.3f ms", us / 1000.0);
+  std::snprintf(buf, sizeof(buf), "%+.3f ms", sdk::units::us_to_ms(us));
   return buf;
 }
 

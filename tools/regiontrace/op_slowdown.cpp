@@ -1,4 +1,5 @@
 #include "op_slowdown.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -72,7 +73,7 @@ std::map<std::string, std::map<std::string, double>> op_ms_inside(
     if (found == by_thread.end() || !e.ts_ns || !e.dur_ns || *e.dur_ns < 0) continue;
     for (const auto& [region, spans] : found->second) {
       if (inside(spans, *e.ts_ns)) {
-        out[region][std::string(e.name)] += static_cast<double>(*e.dur_ns) / 1e6;
+        out[region][std::string(e.name)] += sdk::units::to_ms(*e.dur_ns);
       }
     }
   }

@@ -1,4 +1,5 @@
 #include "rank_region_times.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -66,11 +67,11 @@ void add_self_times(const std::vector<RegionSpan>& spans,
     // that a step's regions never add up to more than its span.
     if (found != steps.end()) {
       found->second.for_each_overlap(a, b, [&](std::int64_t step, std::int64_t x, std::int64_t y) {
-        out.self_ms[step][s.region] += static_cast<double>(y - x) / 1e6;
+        out.self_ms[step][s.region] += sdk::units::to_ms(y - x);
       });
       return;
     }
-    out.self_ms[s.step.value_or(kWholeRun)][s.region] += static_cast<double>(b - a) / 1e6;
+    out.self_ms[s.step.value_or(kWholeRun)][s.region] += sdk::units::to_ms(b - a);
   };
   struct Open {
     std::int64_t end;
@@ -157,7 +158,7 @@ void add_span(const TraceEvent& e, RankEvents& in, RankRegionTimes& out) {
     const auto step = args.step ? args.step : step_of_step_name(e.name);
     if (step) {
       in.steps[pid].add(ts, ts + dur, *step);
-      out.step_ms[*step] += static_cast<double>(dur) / 1e6;
+      out.step_ms[*step] += sdk::units::to_ms(dur);
     }
     return;
   }
@@ -201,11 +202,11 @@ void add_region_times(RankEvents& in, RankRegionTimes& out) {
     if (found != in.steps.end() &&
         found->second.for_each_overlap(s.ts_ns, s.ts_ns + s.dur_ns,
                                        [&](std::int64_t step, std::int64_t a, std::int64_t b) {
-                                         by_step[step] += static_cast<double>(b - a) / 1e6;
+                                         by_step[step] += sdk::units::to_ms(b - a);
                                        }) > 0) {
       continue;
     }
-    by_step[s.step.value_or(kWholeRun)] += static_cast<double>(s.dur_ns) / 1e6;
+    by_step[s.step.value_or(kWholeRun)] += sdk::units::to_ms(s.dur_ns);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "report_html_parts.hpp"
 #include "report_output.hpp"
 
@@ -127,9 +129,7 @@ std::string escape(const std::string& text) {
 }
 
 std::string num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
+  return sdk::text::fixed(v, decimals);
 }
 
 std::string rank_colour(std::size_t index) {
@@ -359,7 +359,7 @@ std::string counter_plot(const Report& report, const std::string& name) {
   for (const auto* t : tracks) {
     const std::int64_t origin = wall ? first : t->samples.front().first;
     for (const auto& [ns, v] : t->samples) {
-      xmax = std::max(xmax, (static_cast<double>(ns) - static_cast<double>(origin)) / 1e9);
+      xmax = std::max(xmax, sdk::units::to_seconds(ns - origin));
       f.ymin = std::min(f.ymin, v * scale);
       f.ymax = std::max(f.ymax, v * scale);
     }

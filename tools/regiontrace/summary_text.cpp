@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "regiontrace/sdk/text_format.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 #include "summary_output.hpp"
 #include "text_table.hpp"
 
@@ -36,8 +37,8 @@ void print_table(std::ostream& out, const char* title, const char* first_column,
       {A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight, A::kRight});
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = rows[i];
-    table.add_row({r.name, std::to_string(r.calls), fixed(r.total_us / 1000, 3),
-                   fixed(r.self_us / 1000, 3), fixed(percent(r), 1),
+    table.add_row({r.name, std::to_string(r.calls), fixed(sdk::units::us_to_ms(r.total_us), 3),
+                   fixed(sdk::units::us_to_ms(r.self_us), 3), fixed(percent(r), 1),
                    fixed(r.total_us / static_cast<double>(r.calls), 1), fixed(r.min_us, 1),
                    fixed(r.max_us, 1)});
   }
@@ -61,7 +62,7 @@ void print_steps(std::ostream& out, const std::vector<StepTotals>& steps, std::s
                   {A::kRight, A::kRight, A::kLeft, A::kLeft});
   for (const auto& st : steps) {
     table.add_row(
-        {std::to_string(st.step), fixed(st.wall_us / 1000, 3),
+        {std::to_string(st.step), fixed(sdk::units::us_to_ms(st.wall_us), 3),
          st.from_step_span ? "step span" : "regions",
          top_regions(st.regions, top == 0 ? st.regions.size() : std::min<std::size_t>(top, 5))});
   }
@@ -72,7 +73,7 @@ std::string top_regions(const std::vector<SpanTotals>& rows, std::size_t top) {
   std::string text;
   for (std::size_t i = 0; i < rows.size() && i < top; ++i) {
     if (i > 0) text += ", ";
-    text += rows[i].name + " " + fixed(rows[i].total_us / 1000, 3);
+    text += rows[i].name + " " + fixed(sdk::units::us_to_ms(rows[i].total_us), 3);
   }
   return text;
 }
@@ -81,7 +82,7 @@ void print_inside(std::ostream& out, const SummaryView& args, const InsideTotals
   const double region_us = inside.region_total_us;
   const std::string title = "Ops inside region " + inside.region + " (" +
                             std::to_string(inside.region_spans) + " spans, " +
-                            fixed(region_us / 1000, 3) + " ms)";
+                            fixed(sdk::units::us_to_ms(region_us), 3) + " ms)";
   if (inside.ops.empty()) out << "\n" << title << ": none\n";
   print_table(out, title.c_str(), "op", inside.ops, true, args.top, "%_of_region",
               [region_us](const SpanTotals& r) {
@@ -96,8 +97,8 @@ void print_summary_text(std::ostream& out, const TraceSummary& s, const SummaryV
   const double wall_us = s.wall_us;
   out << "Trace: " << args.path << "\n  " << s.events << " events, " << s.spans << " spans on "
       << s.threads << (s.threads == 1 ? " thread" : " threads") << " of " << s.processes
-      << (s.processes == 1 ? " process, " : " processes, ") << fixed(wall_us / 1000, 3)
-      << " ms from first to last event\n";
+      << (s.processes == 1 ? " process, " : " processes, ")
+      << fixed(sdk::units::us_to_ms(wall_us), 3) << " ms from first to last event\n";
   if (s.unmatched > 0) out << "  " << s.unmatched << " unmatched B/E events ignored\n";
   if (s.spans == 0) out << "  no spans (ph X or B/E) in this trace\n";
   // A region's share of the whole trace's wall time (regions nest, so these

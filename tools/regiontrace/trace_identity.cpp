@@ -1,4 +1,5 @@
 #include "trace_identity.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <simdjson.h>
 
@@ -117,7 +118,7 @@ std::string unfinished_note(const std::string& path, const TraceIdentity& id) {
   if (id.written_until_ns && id.base_ns) {
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%.3f",
-                  static_cast<double>(*id.written_until_ns - *id.base_ns) / 1e9);
+                  sdk::units::to_seconds(*id.written_until_ns - *id.base_ns));
     kept = "what was recorded until " + std::string(seconds) + " s after the trace began";
   }
   return path + ": incomplete: " + who +

@@ -415,7 +415,7 @@ class StreamingWriter {
       w.begin_object()
           .field("rank", g.rank)
           .field("rank_from", first.rank_from)
-          .field("align_shift_us", static_cast<double>(g.shift_ns) / 1000.0);
+          .field("align_shift_us", sdk::units::to_us(g.shift_ns));
       w.key("processes").begin_array();
       for (const auto& [key, pid] : g.pids) {
         w.begin_object().field("pid", pid).key("original_pid").raw_value(key);
@@ -433,7 +433,7 @@ class StreamingWriter {
             .field("source", in.path)
             .field("sink", in.id.sink)
             .field("tid_offset", static_cast<std::int64_t>(in.in_group) * kTidOffset)
-            .field("ts_offset_us", static_cast<double>(in.final_offset_ns) / 1000.0);
+            .field("ts_offset_us", sdk::units::to_us(in.final_offset_ns));
         w.key("metadata").begin_object();
         for (const auto& [key, text] : in.members) {
           if (common.count(key) > 0 && kWritten.count(key) == 0) continue;
@@ -490,11 +490,11 @@ MergeSummary merge_traces(const MergeOptions& options) {
     rank.rank = g.rank;
     rank.rank_from = inputs[g.inputs.front()].rank_from;
     rank.pids = g.pids;
-    rank.align_shift_us = static_cast<double>(g.shift_ns) / 1000.0;
+    rank.align_shift_us = sdk::units::to_us(g.shift_ns);
     for (std::size_t i : g.inputs) {
       const Input& in = inputs[i];
       rank.inputs.push_back(
-          {in.path, in.id.sink, in.events, static_cast<double>(in.final_offset_ns) / 1000.0});
+          {in.path, in.id.sink, in.events, sdk::units::to_us(in.final_offset_ns)});
     }
     summary.ranks.push_back(std::move(rank));
   }

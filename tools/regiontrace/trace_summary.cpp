@@ -1,4 +1,5 @@
 #include "trace_summary.hpp"
+#include "regiontrace/sdk/trace_time.hpp"
 
 #include <algorithm>
 #include <map>
@@ -33,10 +34,10 @@ SpanTotals totals_of(const SpanName& name, const NsTotals& t) {
   row.name = name.name;
   row.category = name.category;
   row.calls = t.calls;
-  row.total_us = t.total_ns / 1e3;
-  row.self_us = t.self_ns / 1e3;
-  row.min_us = t.min_ns / 1e3;
-  row.max_us = t.max_ns / 1e3;
+  row.total_us = sdk::units::to_us(t.total_ns);
+  row.self_us = sdk::units::to_us(t.self_ns);
+  row.min_us = sdk::units::to_us(t.min_ns);
+  row.max_us = sdk::units::to_us(t.max_ns);
   return row;
 }
 
@@ -101,10 +102,10 @@ std::vector<StepTotals> step_totals(const TraceSpans& trace,
       // Processes run a step side by side: the longest one is its wall time.
       std::int64_t longest = 0;
       for (const auto& [pid, ns] : acc.step_span_ns) longest = std::max(longest, ns);
-      row.wall_us = longest / 1e3;
+      row.wall_us = sdk::units::to_us(longest);
       row.from_step_span = true;
     } else if (acc.last >= acc.first) {
-      row.wall_us = (acc.last - acc.first) / 1e3;
+      row.wall_us = sdk::units::to_us(acc.last - acc.first);
     }
     row.regions = rows_of(trace, acc.regions);
     out.push_back(std::move(row));
@@ -161,7 +162,7 @@ std::optional<InsideTotals> inside_totals(const TraceSpans& trace, const std::st
     }
   }
   if (out.region_spans == 0) return std::nullopt;
-  out.region_total_us = region_ns / 1e3;
+  out.region_total_us = sdk::units::to_us(region_ns);
   out.ops = rows_of(trace, ops);
   return out;
 }
@@ -173,7 +174,7 @@ TraceSummary summarize_spans(const TraceSpans& trace, const SummaryOptions& opti
   out.processes = trace.processes;
   out.threads = trace.threads.size();
   out.unmatched = trace.unmatched;
-  out.wall_us = (trace.last_ns - trace.first_ns) / 1e3;
+  out.wall_us = sdk::units::to_us(trace.last_ns - trace.first_ns);
   out.unfinished = trace.unfinished;
   aggregate(trace, out);
   for (const SpanName& name : trace.names) {

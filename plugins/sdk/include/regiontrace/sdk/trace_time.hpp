@@ -59,6 +59,10 @@ constexpr double to_ms(std::int64_t ns) {
 constexpr double to_seconds(std::int64_t ns) {
   return static_cast<double>(ns) / 1e9;
 }
+// A figure already in microseconds (a summary row's) in milliseconds.
+constexpr double us_to_ms(double us) {
+  return us / 1e3;
+}
 
 // Whole microseconds (a setting, a libtorch timestamp) exactly; fractional
 // ones to the nearest nanosecond.

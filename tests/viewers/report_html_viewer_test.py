@@ -186,14 +186,18 @@ def check(f, report):
               if ms["2"] > sorted(v for r, v in ms.items() if r != "2")[1] + 10]
     if len(taller) * 2 <= len(per_step):
         fail(f"rank 2's bar stands out in steps {taller} only: {per_step}")
-    # Without step spans (the memory traces' spans count: they have as many),
-    # a bar is the step's time in its outermost region: each segment is a
-    # region's own time, so together they make training_step's.
-    outer = next(g for g in report["regions"] if g["region"].endswith("training_step"))
+    # Each rank's torch trace counts (of it and the memory trace, which has
+    # as many region spans, the one with step spans), so a bar is the step's
+    # time: its regions' own times and the rest of the step outside them.
+    steps = next((g for g in report["regions"] if g["region"] == "(step)"), None)
+    if steps is None:
+        fail(f"no (step) row in the report: {[g['region'] for g in report['regions']]}")
     for b in bars:
-        row = next(s for s in outer["steps"] if str(s["step"]) == b["step"])
+        row = next(s for s in steps["steps"] if str(s["step"]) == b["step"])
         if abs(row["per_rank"][b["rank"]] - b["ms"]) > 0.01:
-            fail(f"bar {b}: training_step took {row['per_rank'][b['rank']]} ms")
+            fail(f"bar {b}: the step took {row['per_rank'][b['rank']]} ms")
+        if "(outside regions)" not in b["regions"]:
+            fail(f"bar {b} has no (outside regions) segment")
     # Sections closed: the page stays short.
     if not f["details"] or any(d["open"] for d in f["details"]):
         fail(f"sections: {f['details']}")

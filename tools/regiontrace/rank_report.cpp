@@ -161,8 +161,10 @@ std::vector<StepBreakdown> step_breakdown(const std::vector<RankRegionTimes>& tr
 }
 
 // Which rank each trace is; of several traces of one rank (torch_profiler
-// and timeline of one run), the one with most region spans counts. Returns
-// rank -> index of the trace that counts.
+// and timeline of one run), the one with most region spans counts, and of
+// two with as many, one with step spans (a memory trace has the same region
+// spans as the torch trace beside it, but no steps to stack them in).
+// Returns rank -> index of the trace that counts.
 std::map<std::int64_t, std::size_t> choose_sources(const std::vector<RankRegionTimes>& traces,
                                                    Report& report) {
   std::map<std::int64_t, std::size_t> chosen;
@@ -183,7 +185,11 @@ std::map<std::int64_t, std::size_t> choose_sources(const std::vector<RankRegionT
       s.rank_from = "position";
     }
     auto [it, fresh] = chosen.emplace(s.rank, i);
-    if (!fresh && traces[i].region_spans > report.sources[it->second].region_spans) {
+    const RankRegionTimes& held = traces[it->second];
+    const bool better = traces[i].region_spans > held.region_spans ||
+                        (traces[i].region_spans == held.region_spans &&
+                         !traces[i].step_ms.empty() && held.step_ms.empty());
+    if (!fresh && better) {
       report.sources[it->second].used = false;
       it->second = i;
     } else if (!fresh) {

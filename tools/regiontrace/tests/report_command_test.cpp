@@ -234,6 +234,27 @@ TEST_F(ReportCommand, OneTraceCountsPerRankAndMemoryPeaksAreCompared) {
   EXPECT_EQ(m["outliers"][0]["rank"], 1);
 }
 
+// A memory trace has the torch trace's region spans but no step spans: of
+// the two, whichever is read first, the torch trace counts, so the rank's
+// steps come from its step spans.
+TEST(ReportSources, OfTwoTracesWithAsManySpansTheOneWithStepsCounts) {
+  TempDir dir;
+  for (int rank = 0; rank < 2; ++rank) {
+    // Read first (alphabetically): the memory trace, region spans only.
+    write_file(dir.file("a_memory_rank" + std::to_string(rank) + ".json"),
+               rank_trace(rank, {10, 12}, false, "memory_snapshot").dump());
+    write_file(dir.file("b_torch_rank" + std::to_string(rank) + ".json"),
+               rank_trace(rank, {10, 12}, true).dump());
+  }
+  const json r = run_cli_json("report --json " + shell_quoted(dir.path()), 0);
+  int used = 0;
+  for (const auto& s : r["sources"]) {
+    EXPECT_EQ(s["used"], s["sink"] == "torch_profiler") << s.dump();
+    used += s["used"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(used, 2);
+}
+
 TEST_F(ReportCommand, BadInputNamesTheFile) {
   auto r = run_cli("report " + shell_quoted(dir_.file("absent.json")));
   EXPECT_EQ(r.exit_code, 2);
